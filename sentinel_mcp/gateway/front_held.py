@@ -30,7 +30,7 @@ from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, capability_asked
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
-from sentinel_mcp.gateway.shown_schema import shown_schema
+from sentinel_mcp.core.shown_schema import shown_schema
 from sentinel_mcp.identity.principal import Principal
 
 

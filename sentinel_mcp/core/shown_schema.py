@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, VALUE_LIMIT, safe_text
-from sentinel_mcp.gateway.own_voice import attributed_word, in_sentinels_voice
+from sentinel_mcp.core.own_voice import attributed_word, in_sentinels_voice
 
 _WORDS = {"title": VALUE_LIMIT, "description": MESSAGE_LIMIT}
 _LISTS = ("enumNames",)  # labels of an enum's values (the legacy form)
