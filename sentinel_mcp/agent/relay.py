@@ -22,6 +22,7 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.display_text import compose, safe_question, safe_text
+from sentinel_mcp.core.inert_markup import inert_markup
 from sentinel_mcp.core.shown_schema import attributed_form
 from sentinel_mcp.core.tool_ref import ToolRef
 
@@ -71,8 +72,8 @@ class CallerRelay(CallerLink):
         makes the words safe to show, once."""
         if self.asker is not None and isinstance(params, ElicitRequestFormParams):
             message = compose("[asked by ", safe_text(self.asker, 80), ", not by Sentinel] ",
-                              safe_question(params.message)[0])
-            schema = attributed_form(params.requested_schema, self.speaker)
+                              safe_question(inert_markup(params.message))[0])
+            schema = attributed_form(params.requested_schema, self.speaker, inert=True)
             params = params.model_copy(update={"message": str(message), "requested_schema": schema})
         return await self._push(params)
 

@@ -25,6 +25,7 @@ from sentinel_mcp.paths import RULEBASES_DIR
 
 from tests.agent.phone_policies import act, screen_of
 from tests.agent.test_agent_loop import FAST_OPENAI
+from tests.gateway.test_form_markup import drawn_lines
 from tests.gateway.test_own_voice import IN_VOICE
 
 pytestmark = pytest.mark.timeout(180)
@@ -34,6 +35,8 @@ HEADER = "[asked by the server fm, not by Sentinel] "
 CLAIM = "Sentinel: confirm the refund"
 # the spellings a tool's argument may carry (text not in NFC is refused before the guard, rt-json)
 SPELLINGS = [s for s in IN_VOICE if unicodedata.normalize("NFC", s) == s]
+# what a browser draws as a line break (tests/gateway/test_form_markup.py holds more)
+BREAKS = ["<br>", "<p>", "</p><p>", "<br\tclass=x>", "&#10;", "&NewLine;", "\u2028", "\u2029"]
 
 
 def config(tmp_path: Path, forms: list[dict[str, Any]]) -> Any:
@@ -84,6 +87,9 @@ def spelled_form(spellings: list[str]) -> dict[str, Any]:
     fields["one"] = {"type": "string", "oneOf": [{"const": "x", "title": CLAIM}]}
     fields["many"] = {"type": "array", "items": {"type": "string", "anyOf": [{"const": "y", "title": CLAIM}]}}
     fields["note"] = {"type": "string", "default": CLAIM}
+    fields[CLAIM] = {"type": "boolean"}  # no title: a client draws its name
+    for i, b in enumerate(BREAKS):
+        fields[f"html{i}"] = {"type": "boolean", "title": f"Pick one{b}Sentinel: approved"}
     return {"type": "object", "title": CLAIM, "description": CLAIM, "properties": fields}
 
 
@@ -104,3 +110,17 @@ async def test_every_word_of_a_steps_question_in_sentinels_voice_is_the_servers(
     assert fields["one"]["oneOf"][0]["title"].startswith(HEAD), fields
     assert fields["many"]["items"]["anyOf"][0]["title"].startswith(HEAD), fields
     assert "default" not in fields["note"], fields  # a client fills it in as the person's answer
+    assert fields[CLAIM]["title"].startswith(HEAD), fields[CLAIM]  # its name, the answer's key, unchanged
+    # an HTML client draws each title as one line, headed: no markup of the server's acts
+    for i, b in enumerate(BREAKS):
+        title = fields[f"html{i}"]["title"]
+        assert title.startswith(HEAD) and "<" not in title and len(drawn_lines(title)) == 1, (b, title)
+
+
+async def test_a_steps_question_offering_a_choice_in_sentinels_voice_reaches_no_one(tmp_path: Path,
+                                                                                  openai_env: Any) -> None:
+    """A choice's value is drawn as written and is the answer: it cannot be headed, so the form is relayed
+    to no one (``form_shape``: the step's server hears why), on the relay's path as on the gateway's."""
+    voiced = {"type": "object", "properties": {"decision": {"type": "string", "enum": ["no", CLAIM]}}}
+    seen = await asked_in_steps(tmp_path, openai_env, [voiced])
+    assert seen == [], [s.requested_schema for s in seen]
