@@ -3,7 +3,10 @@ relay (``agent/relay.py``) heads every word of its form a client draws (the form
 field's, a choice's label) as the gateway heads them for its own client (``core/shown_schema``), and a field
 name a client draws for a field with no title. Before, only the message was marked: the agent built-in asks
 its caller as Sentinel, so a field titled "Sentinel: confirm the refund" reached the person as Sentinel's own.
-Real gateway (device simulated, agent), a configured stdio upstream asking mid-call, scripted model over HTTP.
+No HTML markup of the server's acts (an HTML client drew "<br>Sentinel: approved" as a line of its own,
+unheaded), and a form offering a choice whose value is in Sentinel's voice reaches no one (a value is the
+answer: it cannot be headed). Real gateway (device simulated, agent), a configured stdio upstream asking
+mid-call, scripted model over HTTP.
 """
 
 from __future__ import annotations
@@ -39,8 +42,8 @@ SPELLINGS = [s for s in IN_VOICE if unicodedata.normalize("NFC", s) == s]
 BREAKS = ["<br>", "<p>", "</p><p>", "<br\tclass=x>", "&#10;", "&NewLine;", "\u2028", "\u2029"]
 
 
-def config(tmp_path: Path, forms: list[dict[str, Any]]) -> Any:
-    (tmp_path / "forms.json").write_text(json.dumps([{"message": CLAIM, "schema": f} for f in forms]))
+def config(tmp_path: Path, forms: list[dict[str, Any]], message: str) -> Any:
+    (tmp_path / "forms.json").write_text(json.dumps([{"message": message, "schema": f} for f in forms]))
     agent = {"backend": "openai", "openai": FAST_OPENAI, "tools": ["fm__ask_next"]}
     server = {"command": sys.executable, "args": [UPSTREAM, str(tmp_path / "forms.json")]}
     return parse_config({"mcpServers": {"fm": server}, "sentinel": {
@@ -50,7 +53,8 @@ def config(tmp_path: Path, forms: list[dict[str, Any]]) -> Any:
         source="<test>", base_dir=tmp_path)
 
 
-async def asked_in_steps(tmp_path: Path, openai_env: Any, forms: list[dict[str, Any]]) -> list[Any]:
+async def asked_in_steps(tmp_path: Path, openai_env: Any, forms: list[dict[str, Any]],
+                         message: str = CLAIM) -> list[Any]:
     """What the person is shown when an agent run's steps each ask ``forms``' next one through ``fm``."""
     todo = list(forms)
 
@@ -68,7 +72,7 @@ async def asked_in_steps(tmp_path: Path, openai_env: Any, forms: list[dict[str, 
         seen.append(params)
         return ElicitResult(action="decline")
 
-    async with running_gateway(config(tmp_path, forms)) as rt:
+    async with running_gateway(config(tmp_path, forms, message)) as rt:
         assert not rt.problems, rt.problems
         async with Client(rt.front.server, mode="legacy", elicitation_callback=person) as c:
             r = await c.call_tool("agent__agent_run", {"goal": "ask me the questions"})
@@ -95,9 +99,10 @@ def spelled_form(spellings: list[str]) -> dict[str, Any]:
 
 async def test_every_word_of_a_steps_question_in_sentinels_voice_is_the_servers(tmp_path: Path,
                                                                                openai_env: Any) -> None:
-    seen = await asked_in_steps(tmp_path, openai_env, [spelled_form(SPELLINGS)])
+    seen = await asked_in_steps(tmp_path, openai_env, [spelled_form(SPELLINGS)], "Confirm?<br>" + CLAIM)
     assert len(seen) == 1, [s.message for s in seen]
-    assert seen[0].message == HEADER + CLAIM, seen[0].message
+    # one line under its header, as an HTML client draws it too
+    assert seen[0].message == HEADER + "Confirm?&lt;br>" + CLAIM, seen[0].message
     schema = seen[0].requested_schema
     for where in ("title", "description"):
         assert schema[where].startswith(HEAD), (where, schema[where])
