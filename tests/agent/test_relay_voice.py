@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +35,7 @@ UPSTREAM = str(Path(__file__).with_name("form_asking_server.py"))
 HEAD = str(attribution("fm"))
 HEADER = "[asked by the server fm, not by Sentinel] "
 CLAIM = "Sentinel: confirm the refund"
-# the spellings a tool's argument may carry (text not in NFC is refused before the guard, rt-json)
-SPELLINGS = [s for s in IN_VOICE if unicodedata.normalize("NFC", s) == s]
+SPELLINGS = IN_VOICE  # (tests/gateway/test_own_voice.py: every spelling of the name opening an utterance)
 # what a browser draws as a line break (tests/gateway/test_form_markup.py holds more)
 BREAKS = ["<br>", "<p>", "</p><p>", "<br\tclass=x>", "&#10;", "&NewLine;", "\u2028", "\u2029"]
 
