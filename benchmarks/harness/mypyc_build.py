@@ -31,13 +31,14 @@ ROOT = Path(__file__).resolve().parents[2]
 MYPYC = Path(sys.executable).with_name("mypyc")
 
 MODULES = """
-app/http_protocol app/lean_calls core/json_text core/random_pool core/running_loop core/wire_limits
-gateway/argument_check gateway/ask_rounds gateway/audit gateway/call_record gateway/call_timings
-gateway/conversations gateway/front gateway/front_link gateway/idle_loop gateway/in_flight_requests
-gateway/own_voice gateway/plain_calls gateway/plain_tool_result gateway/plain_upstream_result
-gateway/quick_event gateway/request_state gateway/result_check gateway/result_shape gateway/stdio_lean_calls
-gateway/stdio_wire_out gateway/step_deadline gateway/telemetry gateway/upstream_rounds gateway/wire_guard
-identity/resolver policy/default_guard storage/inline_policy storage/sqlite storage/statement_refusal
+app/http_protocol app/lean_calls core/json_text core/own_voice core/random_pool core/running_loop
+core/wire_limits gateway/argument_check gateway/ask_rounds gateway/audit gateway/call_record
+gateway/call_timings gateway/conversations gateway/front gateway/front_link gateway/idle_loop
+gateway/in_flight_requests gateway/plain_calls gateway/plain_tool_result gateway/plain_upstream_result
+gateway/quick_event gateway/request_state gateway/result_check gateway/result_shape
+gateway/stdio_lean_calls gateway/stdio_wire_out gateway/step_deadline gateway/telemetry
+gateway/upstream_rounds gateway/wire_guard identity/resolver policy/default_guard storage/inline_policy
+storage/sqlite storage/statement_refusal
 """.split()
 
 # weak references to it (``Conversations._held``): a native class takes none

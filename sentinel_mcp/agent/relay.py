@@ -22,6 +22,8 @@ from sentinel_mcp.core.caller_link import CURRENT_LINK
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.display_text import compose, safe_question, safe_text
+from sentinel_mcp.core.inert_markup import inert_markup
+from sentinel_mcp.core.shown_schema import attributed_form
 from sentinel_mcp.core.tool_ref import ToolRef
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,12 @@ class CallerRelay(CallerLink):
         self.refused = 0  # questions that could not be put to the person (nobody said yes)
 
     @property
+    def speaker(self) -> str | None:
+        """The server whose words the step's call relays, as ``own_voice.attribution`` names it (the gateway's
+        ``FrontLink._speaker``): ``asker`` is "the server NAME" or "an upstream server" (``asker_of``)."""
+        return None if self.asker is None else self.asker.removeprefix("the server ")
+
+    @property
     def can_push(self) -> bool:
         caps = getattr(self.ctx, "client_capabilities", None)
         return caps is not None and caps.elicitation is not None
@@ -58,11 +66,15 @@ class CallerRelay(CallerLink):
 
     async def elicit(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:
         """What the step's call pushes (its server's question): shown as that server's, as the gateway shows
-        an outside server's question to its own client, unless the server is the device (``asker_of``)."""
+        an outside server's question to its own client, unless the server is the device (``asker_of``). The
+        agent built-in asks its caller as Sentinel (the gateway marks nothing of it), so every word of the
+        form a client draws in Sentinel's voice is headed here (``core/shown_schema``); the gateway's front
+        makes the words safe to show, once."""
         if self.asker is not None and isinstance(params, ElicitRequestFormParams):
             message = compose("[asked by ", safe_text(self.asker, 80), ", not by Sentinel] ",
-                              safe_question(params.message)[0])
-            params = params.model_copy(update={"message": str(message)})
+                              safe_question(inert_markup(params.message))[0])
+            schema = attributed_form(params.requested_schema, self.speaker, inert=True)
+            params = params.model_copy(update={"message": str(message), "requested_schema": schema})
         return await self._push(params)
 
     async def _push(self, params: ElicitRequestParams) -> ElicitResult | ErrorData:

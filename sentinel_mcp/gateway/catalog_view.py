@@ -37,7 +37,7 @@ from sentinel_mcp.gateway.consent_gate import ConsentGate
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
 from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
-from sentinel_mcp.gateway.own_voice import attributed_contents
+from sentinel_mcp.core.own_voice import attributed_contents
 from sentinel_mcp.gateway.shown_result import shown_blocks
 from sentinel_mcp.gateway.tool_words import shown_prompt_result, visible
 from sentinel_mcp.gateway.own_results import without_upstream_stamp

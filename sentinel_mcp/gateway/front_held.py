@@ -23,6 +23,7 @@ from mcp.types import (
 
 from sentinel_mcp.core import sent_secrets
 from sentinel_mcp.core.caller_link import shared_note
+from sentinel_mcp.core.inert_markup import inert_markup
 from sentinel_mcp.core.display_text import Marked, compose, is_hidden, safe_question, safe_text
 from sentinel_mcp.core.port import FrontPort, NeedsInput
 from sentinel_mcp.gateway.call_record import META_KEY
@@ -30,7 +31,7 @@ from sentinel_mcp.gateway.held_calls import HeldCall, HeldCalls, PendingQuestion
 from sentinel_mcp.gateway.input_rounds import InputRounds, capability_asked
 from sentinel_mcp.gateway.own_results import sentinel_result
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
-from sentinel_mcp.gateway.shown_schema import shown_schema
+from sentinel_mcp.core.shown_schema import shown_schema
 from sentinel_mcp.identity.principal import Principal
 
 
@@ -191,7 +192,9 @@ def relayed_question(message: str, source: str | None, of_calls: int = 1, *, pri
     masked = sent_secrets.masked(message, principal)
     hid, message = masked != message, masked
     # a built-in's question was marked where it was asked (``AskUser``): its marks are kept, not marked again
-    text, _ = safe_question(Marked(message) if source is None else message)
+    # a server's markup is made text: an HTML client would draw "<br>" as a new line, read as no longer the
+    # marked question (``core/inert_markup``)
+    text, _ = safe_question(Marked(message) if source is None else inert_markup(message))
     marks: list[str] = [compose("asked by ", safe_text(source, 80), ", not by Sentinel")] if source else []
     if of_calls > 1:
         marks.append(shared_note(of_calls))

@@ -43,7 +43,7 @@ from sentinel_mcp.gateway.front_held import relayed_link, relayed_question
 from sentinel_mcp.gateway.input_rounds import ELICITATION, ROOTS, SAMPLING, URL_ELICITATION
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
 from sentinel_mcp.gateway.relayed_sampling import relayed_sampling
-from sentinel_mcp.gateway.shown_schema import shown_schema
+from sentinel_mcp.core.shown_schema import shown_schema
 from sentinel_mcp.gateway.telemetry import traced
 
 log = logging.getLogger(__name__)

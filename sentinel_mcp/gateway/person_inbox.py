@@ -40,7 +40,7 @@ from sentinel_mcp.core.asking import Provenance
 from sentinel_mcp.core.caller_link import CallerLink, refusal, shared_note
 from sentinel_mcp.core.decision import Answer, Question
 from sentinel_mcp.gateway.front_held import relayed_question
-from sentinel_mcp.gateway.shown_schema import attributed_form
+from sentinel_mcp.core.shown_schema import attributed_form
 from sentinel_mcp.identity.principal import OWNER_NAME
 
 # calls with a person behind them (the policy's own fetches and built-ins' internal calls ask nobody)

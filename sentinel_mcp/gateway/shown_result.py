@@ -26,7 +26,7 @@ from mcp.types import CallToolResult, TextContent
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
-from sentinel_mcp.gateway.own_voice import attributed_blocks, attributed_structure, structure_strings
+from sentinel_mcp.core.own_voice import attributed_blocks, attributed_structure, structure_strings
 from sentinel_mcp.gateway.result_check import INLINE_BYTES
 from sentinel_mcp.gateway.result_shape import MAX_CONTENT_BLOCKS, too_many_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons

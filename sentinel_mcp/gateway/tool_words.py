@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from mcp.types import GetPromptResult, Prompt, Resource, ResourceTemplate, TextContent, Tool
 
 from sentinel_mcp.core.display_text import shown
-from sentinel_mcp.gateway.own_voice import attributed_word
+from sentinel_mcp.core.own_voice import attributed_word
 from sentinel_mcp.gateway.upstream_icons import icons_update
 
 

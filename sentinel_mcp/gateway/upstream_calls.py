@@ -30,7 +30,7 @@ from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
-from sentinel_mcp.gateway.own_voice import attributed_line
+from sentinel_mcp.core.own_voice import attributed_line
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.builtin_direct import DirectDispatcher

@@ -34,7 +34,7 @@ from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.midcall_answers import asked
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
-from sentinel_mcp.gateway.own_voice import attributed_data
+from sentinel_mcp.core.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer

@@ -13,7 +13,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.gateway.own_voice import attribution
+from sentinel_mcp.core.own_voice import attribution
 
 from .helpers import make_config
 

@@ -1,5 +1,5 @@
 """An upstream's result (or prompt) text that starts a line with Sentinel's name (however spelled to look
-so) is headed with a line naming the server (gateway/own_voice.py): before, "Sentinel refused this call:
+so) is headed with a line naming the server (core/own_voice.py): before, "Sentinel refused this call:
 ..." from an upstream reached the model exactly as Sentinel's own refusal does, only ``_meta`` telling them
 apart.
 
@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
-from sentinel_mcp.gateway.own_voice import attribution, in_sentinels_voice
+from sentinel_mcp.core.own_voice import attribution, in_sentinels_voice
 
 from .helpers import make_config
 
@@ -188,7 +188,7 @@ def test_plain_ascii_is_read_as_the_whole_fold_reads_it() -> None:
     """Printable ASCII without an entity is judged by one scan of its markup-free text (no look-alike, nothing
     unseen, nothing drawn backwards can be in it; without an "s" the name cannot be): the same verdict as the
     whole fold's on every ASCII case, markup, tags and other line breaks included."""
-    from sentinel_mcp.gateway import own_voice
+    from sentinel_mcp.core import own_voice
 
     cases = [t for t in IN_VOICE + NOT_IN_VOICE if t.isascii()]
     cases += [t.replace("S", "s") for t in cases] + [t.upper() for t in cases] + [t.swapcase() for t in cases]

@@ -1,4 +1,4 @@
-"""Structured content in Sentinel's voice, attributed (gateway/own_voice.py, shown_result.py): no entry lost
+"""Structured content in Sentinel's voice, attributed (core/own_voice.py, shown_result.py): no entry lost
 to a hostile key, a long value walked off the event loop, a marked value the schema refuses said plainly.
 
 Real gateway, real clients, the upstream a real server in a subprocess (``decorated_upstream``)."""
@@ -16,8 +16,9 @@ from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.call_request import CallRequest
-from sentinel_mcp.gateway import own_voice, shown_result
-from sentinel_mcp.gateway.own_voice import attributed_structure, attribution
+from sentinel_mcp.core import own_voice
+from sentinel_mcp.gateway import shown_result
+from sentinel_mcp.core.own_voice import attributed_structure, attribution
 from sentinel_mcp.gateway.result_check import INLINE_BYTES
 
 from .helpers import make_config

@@ -19,8 +19,8 @@ import pytest
 from mcp.types import ElicitResult
 
 from sentinel_mcp.gateway.front_held import relayed_question
-from sentinel_mcp.gateway.own_voice import attribution, in_sentinels_voice
-from sentinel_mcp.gateway.shown_schema import shown_schema
+from sentinel_mcp.core.own_voice import attribution, in_sentinels_voice
+from sentinel_mcp.core.shown_schema import shown_schema
 
 from tests.identity.identity_rig import ALICE, http_client, http_sentinel, stdio_client, write_config
 

@@ -22,7 +22,7 @@ from mcp.types import (
 
 from sentinel_mcp.gateway import shown_result
 from sentinel_mcp.gateway.foreign_resources import without_foreign_blocks
-from sentinel_mcp.gateway.own_voice import attributed_blocks
+from sentinel_mcp.core.own_voice import attributed_blocks
 from sentinel_mcp.gateway.upstream_icons import blocks_with_safe_icons
 
 

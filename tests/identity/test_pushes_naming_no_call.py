@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
 from sentinel_mcp.core.caller_link import CallerLink
-from sentinel_mcp.gateway.own_voice import attribution
+from sentinel_mcp.core.own_voice import attribution
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_relays import PushRelays
 
@@ -94,7 +94,7 @@ def _client(base: str, token: str, seen: Seen, mode: str) -> Client:
 def _outcomes(result: Any) -> dict[str, str]:
     """``{tag: what came back}`` from the upstream's ``outcomes``. One quoting Sentinel's refusal
     ("refused:Sentinel refused ...") is in Sentinel's voice: the text comes headed by the line naming the
-    server (gateway/own_voice.py), exactly then."""
+    server (core/own_voice.py), exactly then."""
     said = text(result)
     lines = json.loads(said.removeprefix(f"{attribution('lg')}\n"))
     assert (said != json.dumps(lines)) == any(":refused:sentinel" in x.lower() for x in lines), said

@@ -28,7 +28,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult, ResourceUpdatedNotification
 
-from sentinel_mcp.gateway.own_voice import attribution
+from sentinel_mcp.core.own_voice import attribution
 
 from .identity_rig import ALICE, BOB, OWNER_TOKEN, free_port, http_sentinel, stop_process, text, wait_http
 
@@ -109,7 +109,7 @@ async def _work(client: Client, seen: Seen, tag: str, together: int, round_: int
     args = {"tag": tag, "together": together, "round": round_}
     result = await client.call_tool("cx__work", args, progress_callback=seen.progress)
     # a refused question's answer quotes Sentinel's refusal ("refused:Sentinel refused ..."): in Sentinel's
-    # voice, so the text comes headed by the line naming the server (gateway/own_voice.py)
+    # voice, so the text comes headed by the line naming the server (core/own_voice.py)
     said = text(result)
     answer = json.loads(said.removeprefix(f"{attribution('cx')}\n"))
     assert (said != json.dumps(answer)) == answer["asked"].lower().startswith("refused:sentinel"), said
