@@ -214,11 +214,14 @@ def _sweep_stale(own: Path) -> None:
 
 def _gateway_running(name: str) -> bool:
     """Whether the gateway a cgroup is named for (``PID-STARTTIME-N``) runs: a process of that pid started
-    at that time. A name of another form (a gateway of an older release: its pid alone) is stale."""
+    at that time. A gateway of an earlier release named it ``PID-N``: any process of that pid then counts
+    (its tools are not killed while it runs, during an upgrade); any other name is stale."""
     parts = name.split("-")
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if not all(p.isdigit() for p in parts):
         return False
-    return _start_time(int(parts[0])) == int(parts[1])
+    if len(parts) == 2:
+        return _start_time(int(parts[0])) is not None
+    return len(parts) == 3 and _start_time(int(parts[0])) == int(parts[1])
 
 
 def _start_time(pid: int) -> int | None:
