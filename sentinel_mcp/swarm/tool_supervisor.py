@@ -22,14 +22,20 @@ UID and GID (``-``: unchanged) are the user the tool runs as (``tool_user.py``):
 drops to it once in its cgroup, before it runs the tool (no other groups; ``no_new_privs`` set whatever the
 user, so a setuid program cannot raise it back). This process stays root: the tool can neither signal it
 nor move itself out of its cgroup (both the gateway's own).
+
+Before it runs the tool, on Linux, that first process takes a network namespace of its own (as root, before
+the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``. One that fails is
+refused: the tool is not run.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import resource
 import signal
 import sys
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -153,6 +159,7 @@ def main(argv: list[str]) -> int:
             return _refused("its parent could not be tied to it, or is gone")
         if prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
             return _refused("it could not be made the tool's subreaper")
+    network = _network_module() if linux else None
     supervisor = os.getpid()
     child = os.fork()
     if child == 0:
@@ -160,10 +167,14 @@ def main(argv: list[str]) -> int:
             for procs in groups:
                 with open(procs, "w") as f:
                     f.write(str(os.getpid()))
+            if network is not None and os.geteuid() == 0:
+                network.own_network()  # made as root, before the drop
             if user is not None:
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 os._exit(126)
+            if network is not None and network.filter_here():
+                network.seal()
             # set after the drop: a change of user clears the parent-death signal
             if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != supervisor):
                 os._exit(126)
@@ -176,6 +187,18 @@ def main(argv: list[str]) -> int:
     # which the gateway waits for (to its timeout) and then stops whole; killed here, its output would be
     # cut short and read as the tool's whole answer
     return code if code >= 0 else 128 - code
+
+
+def _network_module() -> Any:
+    """``tool_network.py``, loaded by its path: this script runs with no path to the package (``-I -S``),
+    and the directory it is in holds modules named as the standard library's (``profile``)."""
+    spec = importlib.util.spec_from_file_location(
+        "_sentinel_tool_network", os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_network.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _become(uid: int, gid: int) -> None:

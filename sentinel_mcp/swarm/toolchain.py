@@ -11,7 +11,8 @@
 Every tool runs in a temporary directory with a timeout, in a session of its own stopped whole however it
 ends, with each file it writes bounded and (Linux) killed with the gateway; a tool that is missing or fails is
 reported as "not checked", never as a finding against the file.
-A root gateway runs its tools as an unprivileged user (``tool_user.py``).
+A root gateway runs its tools as an unprivileged user (``tool_user.py``); no tool can open a socket
+(``tool_network.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_network import network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
@@ -151,6 +153,7 @@ class Toolchain:
             )
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
+        notes.append(network_said(os.geteuid() == 0))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
