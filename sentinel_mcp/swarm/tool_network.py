@@ -9,7 +9,8 @@ family: TCP, UDP, unix sockets by path or abstract, netlink, raw), as does ``io_
 operations open sockets without that call) and any call through another ABI than the machine's own (x32,
 i386's ``socketcall``). ``socketpair`` stays: its two ends reach nothing but each other. A JVM and aapt run
 no socket of their own. A root gateway also gives the tool a new network namespace before it drops its user:
-only a loopback of its own, down (127.0.0.1 is not the host's), should the filter ever be lifted.
+only a loopback of its own, down (127.0.0.1 is not the host's), should the filter ever be lifted; where the
+machine refuses the gateway one (a container without CAP_SYS_ADMIN: seen once, by a child) that is said.
 
 The supervisor loads this file by its path (standard library only). Where the filter cannot be installed on
 a machine that should take it, the tool is not run; a machine this has no filter for says so in each report.
@@ -19,9 +20,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import struct
+import subprocess
 import sys
 
 _CLONE_NEWNET = 0x40000000
@@ -93,10 +96,24 @@ def own_network() -> None:
         raise OSError(e, f"no network namespace could be made: {os.strerror(e)}")
 
 
-def network_said(root: bool) -> str:
-    """What a build's report says of its tools' network on this machine (``root``: the gateway is)."""
-    linux = sys.platform.startswith("linux")
-    if not filter_here() and not (root and linux):
+@functools.cache
+def namespaces_here() -> bool:
+    """Whether this (root) process may give its tools a network namespace: tried once, by a child."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    try:
+        tried = subprocess.run(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__)], capture_output=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return tried.returncode == 0
+
+
+def network_said(namespace: bool) -> str:
+    """What a build's report says of its tools' network on this machine (``namespace``: each tool is given
+    a network namespace of its own)."""
+    if not filter_here() and not namespace:
         return (
             f"the tools can open network connections here (no socket filter for {sys.platform} "
             f"{platform.machine()}, no network namespace): the gateway's ports, the local network, the "
@@ -107,9 +124,16 @@ def network_said(root: bool) -> str:
         if filter_here()
         else f"they can open sockets (no socket filter for {platform.machine()}): unix sockets by path too"
     )
-    namespace = (
+    own = (
         "each in a network namespace of its own (its loopback only, down)"
-        if root and linux
-        else "no network namespace of their own (the gateway is not root)"
+        if namespace
+        else "no network namespace of their own (the gateway is not root, or is refused one here)"
     )
-    return f"no network for the tools: {sockets}; {namespace}"
+    return f"no network for the tools: {sockets}; {own}"
+
+
+if __name__ == "__main__":  # the probe of ``namespaces_here``
+    try:
+        own_network()
+    except OSError:
+        sys.exit(1)

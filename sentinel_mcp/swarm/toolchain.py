@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
-from sentinel_mcp.swarm.tool_network import network_said
+from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
@@ -125,6 +125,8 @@ class Toolchain:
         self.ktlint = (
             _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
         )
+        # each tool in a network namespace of its own, where this (root) gateway may make one
+        self.own_network = namespaces_here()
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -157,7 +159,7 @@ class Toolchain:
             )
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
-        notes.append(network_said(os.geteuid() == 0))
+        notes.append(network_said(self.own_network))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -353,7 +355,7 @@ class Toolchain:
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, ids),
+                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, ids, self.own_network),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

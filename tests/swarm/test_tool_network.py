@@ -9,8 +9,12 @@ the listener the test holds is then looked at, after the tool has ended, for wha
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +22,7 @@ import pytest
 
 from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
 
-from sentinel_mcp.swarm.tool_network import filter_here
+from sentinel_mcp.swarm.tool_network import filter_here, namespaces_here
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -79,35 +83,75 @@ def _reached(listeners: dict[str, socket.socket]) -> list[str]:
     return reached
 
 
+def _python_tool(attack: str, where: str = "") -> str:
+    """A stand-in tool that makes ``attack`` (``where``: the names it uses) and says whether it was refused
+    (its output: that of its exit 1)."""
+    body = "    " + attack.replace("\n", "\n    ")
+    return (
+        f"#!{TOOL_PYTHON}\nimport socket, sys\n{where}\ntry:\n{body}\n    print('BROKE')\n"
+        "except Exception as e:\n    print('refused:', type(e).__name__, getattr(e, 'errno', ''))\n"
+        "sys.exit(1)\n"
+    )
+
+
 @pytest.mark.parametrize("attack", list(_ATTACKS))
 async def test_a_tool_has_no_network(tmp_path, listeners, attack) -> None:
     where = (
         f"TCP = {listeners['tcp'].getsockname()[1]}\nUDP = {listeners['udp'].getsockname()[1]}\n"
         f"UNIX = {listeners['unix'].getsockname()!r}\nABSTRACT = {listeners['abstract'].getsockname()!r}\n"
     )
-    body = "    " + _ATTACKS[attack].replace("\n", "\n    ")
-    script = (
-        f"#!{TOOL_PYTHON}\nimport socket, sys\n{where}try:\n{body}\n    print('BROKE')\n"
-        "except Exception as e:\n    print('refused:', type(e).__name__, getattr(e, 'errno', ''))\n"
-        "sys.exit(1)\n"
-    )
-    tools = script_tools(tmp_path, script)
+    tools = script_tools(tmp_path, _python_tool(_ATTACKS[attack], where))
     report = await tools.check_kotlin(KOTLIN)
     ran = " ".join(report.notes)
     assert "refused:" in ran and "BROKE" not in ran, ran
     assert _reached(listeners) == []
     said = [n for n in tools.describe() if n.startswith("no network for the tools")]
     assert said and "no socket can be opened" in said[0], tools.describe()
-    if os.geteuid() == 0:
-        assert "a network namespace of its own" in said[0], said
+    assert ("a network namespace of its own" in said[0]) == namespaces_here(), said
 
 
 async def test_a_tools_own_loopback_is_not_the_hosts(tmp_path, listeners) -> None:
     """A root gateway's tool is in a network namespace of its own: not the host's (its sockets, its ports)."""
-    if os.geteuid() != 0:
-        pytest.skip("a gateway not run as root makes no network namespace")
+    if not namespaces_here():
+        pytest.skip("no network namespace here: the gateway is not root, or is refused one")
     script = "#!/bin/sh\nreadlink /proc/self/ns/net\nexit 1\n"
     report = await script_tools(tmp_path, script).check_kotlin(KOTLIN)
     ran = " ".join(report.notes)
     assert "net:[" in ran, ran
     assert os.readlink("/proc/self/ns/net") not in ran, ran
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv")
+async def test_a_gateway_refused_network_namespaces_runs_its_tools_filtered_and_says_so(
+    tmp_path, listeners
+) -> None:
+    """A root gateway in a container without CAP_SYS_ADMIN (here: that capability out of its bounding set)
+    is refused a network namespace: its tools still run, with the socket filter, and its reports say so."""
+    script = _python_tool(
+        f"s = socket.create_connection(('127.0.0.1', {listeners['tcp'].getsockname()[1]}), 5)\n"
+        "print('BROKE')"
+    )
+    (tmp_path / "java").write_text(script)
+    (tmp_path / "java").chmod(0o755)
+    (tmp_path / "ktlint").write_text("not a jar\n")
+    runner = (
+        "import asyncio, json\n"
+        "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={str(tmp_path / 'java')!r}, "
+        f"ktlint={str(tmp_path / 'ktlint')!r})\n"
+        "t = Toolchain(s)\n"
+        f"r = asyncio.run(t.check_kotlin({KOTLIN!r}))\n"
+        "print(json.dumps({'notes': r.notes, 'said': t.describe()}))\n"
+    )
+    ran = subprocess.run(
+        ["setpriv", "--bounding-set=-sys_admin", sys.executable, "-c", runner],
+        env=dict(os.environ, PYTHONPATH=os.getcwd()),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    got = json.loads(ran.stdout.splitlines()[-1])
+    assert "refused:" in " ".join(got["notes"]) and "BROKE" not in " ".join(got["notes"]), got
+    said = [n for n in got["said"] if n.startswith("no network for the tools")]
+    assert said and "no network namespace of their own" in said[0], got["said"]
+    assert _reached(listeners) == []
