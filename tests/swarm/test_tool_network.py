@@ -43,6 +43,10 @@ _ATTACKS = {
     "          socket.AF_NETLINK):\n"
     "    try:\n        socket.socket(f, socket.SOCK_DGRAM)\n        print('BROKE', f)\n"
     "    except OSError:\n        pass\nraise OSError",
+    # an io_uring's operations open and connect sockets without the socket() call
+    "set up an io_uring": "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+    "if libc.syscall(425, 4, ctypes.create_string_buffer(120)) < 0:\n"
+    "    raise OSError(ctypes.get_errno(), 'io_uring_setup')",
     "run a shell's /dev/tcp": "import subprocess\n"
     "tcp = ['bash', '-c', f'echo src > /dev/tcp/127.0.0.1/{TCP}']\n"
     "subprocess.run(tcp, stderr=subprocess.DEVNULL, check=True)",
