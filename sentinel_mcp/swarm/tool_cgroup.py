@@ -7,7 +7,9 @@ nest under whatever holds the gateway): cgroup v1's ``pids`` and ``memory`` hier
 (not root, no delegation) gets ``None``: the session sweep is then what stops a tool (said in each report).
 
 A cgroup left by a gateway that died (kill -9) before it removed it is killed and removed by the next tool
-run by any gateway of the machine (named for its gateway's pid, looked up then).
+run by any gateway of the machine: it is named for its gateway's pid and that process's start time (a pid
+alone is reused: a dead gateway's pid taken by another process kept its cgroup, and its tool, for good), and
+it is stale unless a process of that pid, started at that time, is running when it is looked at.
 """
 
 from __future__ import annotations
@@ -98,11 +100,15 @@ class NoToolCgroup(SwarmError):
 def tool_cgroup(pids_max: int, memory_max: int, *, gateway: int | None = None) -> ToolCgroup | None:
     """A new cgroup for one tool, its caps set where the hierarchies allow (``pids``/``memory`` set say
     which); None when this machine gives this process none (``NoToolCgroup``: it gives some, and one
-    could not be made). ``gateway``: the pid it is named for (this process's)."""
+    could not be made). ``gateway``: the pid of the running process it is named for (this process's)."""
     hierarchies = _hierarchies()
     if not hierarchies:
         return None
-    name = f"{_PREFIX}{gateway or os.getpid()}-{next(_names)}"
+    pid = gateway or os.getpid()
+    started = _start_time(pid)
+    if started is None:
+        raise NoToolCgroup(f"the start time of process {pid} could not be read")
+    name = f"{_PREFIX}{pid}-{started}-{next(_names)}"
     cg = ToolCgroup(dirs=[], pids_max=pids_max, memory_max=memory_max)
     try:
         for h in hierarchies:
@@ -197,8 +203,7 @@ def _sweep_stale(own: Path) -> None:
     """Kill and remove what a gateway that died left (its tool's processes live on in its cgroup)."""
     with contextlib.suppress(OSError):
         for d in own.iterdir():
-            gateway = d.name.removeprefix(_PREFIX).split("-")[0]
-            if not d.name.startswith(_PREFIX) or not gateway.isdigit() or _alive(int(gateway)):
+            if not d.name.startswith(_PREFIX) or _gateway_running(d.name.removeprefix(_PREFIX)):
                 continue
             for _ in range(_SWEEPS):
                 if not _kill_members(d):
@@ -207,14 +212,27 @@ def _sweep_stale(own: Path) -> None:
                 d.rmdir()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def _gateway_running(name: str) -> bool:
+    """Whether the gateway a cgroup is named for (``PID-STARTTIME-N``) runs: a process of that pid started
+    at that time. A gateway of an earlier release named it ``PID-N``: any process of that pid then counts
+    (its tools are not killed while it runs, during an upgrade); any other name is stale."""
+    parts = name.split("-")
+    if not all(p.isdigit() for p in parts):
         return False
-    except PermissionError:
-        return True
-    return True
+    if len(parts) == 2:
+        return _start_time(int(parts[0])) is not None
+    return len(parts) == 3 and _start_time(int(parts[0])) == int(parts[1])
+
+
+def _start_time(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (/proc/PID/stat's 22nd field: the fields after the
+    name, which ends at the last parenthesis); None when no such process runs."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _members(d: Path) -> list[int]:

@@ -1,6 +1,6 @@
 """Whether the unprivileged tool user can run a tool where it was found.
 
-A root gateway runs its tools as ``nobody`` (``tool_user.py``); a tool installed where only root can read
+A root gateway runs its tools as an unprivileged uid (``tool_user.py``); a tool put where only root can read
 (under ``/root``, a checkout in an owner-only directory) would then fail at every build and be reported as a
 tool's own failure. It is judged here once, when the toolchain is found, from the modes on the way (owner,
 group or other bits as they apply to that user with no supplementary groups; ACLs are not read, so a path

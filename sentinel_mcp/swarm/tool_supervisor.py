@@ -1,7 +1,7 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID N CGROUP_PROCS... TOOL ARGS...
+    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS N CGROUP_PROCS... TOOL ARGS...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
@@ -22,14 +22,20 @@ UID and GID (``-``: unchanged) are the user the tool runs as (``tool_user.py``):
 drops to it once in its cgroup, before it runs the tool (no other groups; ``no_new_privs`` set whatever the
 user, so a setuid program cannot raise it back). This process stays root: the tool can neither signal it
 nor move itself out of its cgroup (both the gateway's own).
+
+Before it runs the tool, on Linux, that first process takes a network namespace of its own when NETNS is 1
+(as root, before the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``.
+One that fails is refused: the tool is not run.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import resource
 import signal
 import sys
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -120,14 +126,20 @@ def _reap_all() -> None:
 
 
 def launched(
-    argv: list[str], cgroup_procs: list[str], file_bytes: int, user: tuple[int, int] | None = None
+    argv: list[str],
+    cgroup_procs: list[str],
+    file_bytes: int,
+    user: tuple[int, int] | None = None,
+    network: bool = False,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
-    process (Linux); run as ``user`` (uid, gid) when given."""
+    process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
+    ``network``."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
-    limits = [str(file_bytes), str(os.getpid()), *who, str(len(cgroup_procs)), *cgroup_procs]
+    netns = "1" if network else "0"
+    limits = [str(file_bytes), str(os.getpid()), *who, netns, str(len(cgroup_procs)), *cgroup_procs]
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
 
@@ -135,8 +147,9 @@ def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
     _cap(resource.RLIMIT_CORE, 0)
     user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
-    n = int(argv[5])
-    groups, tool = argv[6 : 6 + n], argv[6 + n :]
+    netns = argv[5] == "1"
+    n = int(argv[6])
+    groups, tool = argv[7 : 7 + n], argv[7 + n :]
     linux = sys.platform.startswith("linux")
 
     def stop(*_: object) -> None:
@@ -153,6 +166,7 @@ def main(argv: list[str]) -> int:
             return _refused("its parent could not be tied to it, or is gone")
         if prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
             return _refused("it could not be made the tool's subreaper")
+    network = _network_module() if linux else None
     supervisor = os.getpid()
     child = os.fork()
     if child == 0:
@@ -160,10 +174,14 @@ def main(argv: list[str]) -> int:
             for procs in groups:
                 with open(procs, "w") as f:
                     f.write(str(os.getpid()))
+            if netns and network is not None:
+                network.own_network()  # made as root, before the drop
             if user is not None:
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 os._exit(126)
+            if network is not None and network.filter_here():
+                network.seal()
             # set after the drop: a change of user clears the parent-death signal
             if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != supervisor):
                 os._exit(126)
@@ -176,6 +194,18 @@ def main(argv: list[str]) -> int:
     # which the gateway waits for (to its timeout) and then stops whole; killed here, its output would be
     # cut short and read as the tool's whole answer
     return code if code >= 0 else 128 - code
+
+
+def _network_module() -> Any:
+    """``tool_network.py``, loaded by its path: this script runs with no path to the package (``-I -S``),
+    and the directory it is in holds modules named as the standard library's (``profile``)."""
+    spec = importlib.util.spec_from_file_location(
+        "_sentinel_tool_network", os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_network.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _become(uid: int, gid: int) -> None:

@@ -3,7 +3,9 @@
 A tool parses what the models wrote (hostile input) with a large program (a JVM, aapt). Run as the gateway's
 user, root here, it could leave its cgroup (its pid written to another cgroup's ``cgroup.procs``), kill its
 supervisor, raise its own limits, read the owner's token files and the store, and write anywhere. So when the
-gateway is root each tool runs as an unprivileged user (``nobody``, or ``sentinel.swarm.verify.tool_user``):
+gateway is root each tool runs as an unprivileged user: a uid of its own for the run, leased from
+``sentinel.swarm.verify.tool_uid_first`` / ``tool_uid_count`` (``tool_uids.py``: no two tools at once share
+one), or the one user ``sentinel.swarm.verify.tool_user`` names (shared by every run, said so):
 no supplementary groups, ``no_new_privs`` set (a setuid program such as ``su``/``sudo`` cannot raise it
 back), dropped by the supervisor's child once it is in the tool's cgroup, before it runs the tool. Of its
 workspace that user is given the directory the tool runs in (the sources in it readable, its output
@@ -33,17 +35,29 @@ class NoToolUser(SwarmError):
 @dataclass(frozen=True)
 class ToolUser:
     name: str
-    uid: int
+    uid: int  # a leased range's: its first uid (what reach is judged for: no file is any such uid's)
     gid: int
+    leased: int = 0  # how many uids from ``uid`` each run leases one of (0: this one user for every run)
 
     def said(self) -> str:
-        return f"{self.name} (uid {self.uid}, gid {self.gid}, no other groups, no_new_privs)"
+        if self.leased:
+            return (
+                f"a uid of its own per run (of {self.uid}..{self.uid + self.leased - 1}, no account; its gid "
+                "the same, no other groups, no_new_privs)"
+            )
+        return (
+            f"{self.name} (uid {self.uid}, gid {self.gid}, no other groups, no_new_privs; shared by every "
+            "tool run: tools running at once can signal, trace and read each other)"
+        )
 
 
-def tool_user(configured: str | None = None) -> ToolUser | None:
-    """The user tools run as when the gateway is root; None when it is not (it cannot change user)."""
+def tool_user(configured: str | None = None, leased: tuple[int, int] | None = None) -> ToolUser | None:
+    """The user tools run as when the gateway is root; None when it is not (it cannot change user).
+    ``leased``: (first uid, how many) each run leases one of, when no user is ``configured``."""
     if os.geteuid() != 0:
         return None
+    if configured is None and leased is not None:
+        return ToolUser("a uid of its own", leased[0], leased[0], leased[1])
     name = configured or DEFAULT_TOOL_USER
     try:
         pw = pwd.getpwnam(name)
@@ -56,7 +70,11 @@ def tool_user(configured: str | None = None) -> ToolUser | None:
 
 def runs_as_said(user: ToolUser | None) -> str:
     if user is not None:
-        return f"tools run as {user.said()}: the gateway's files, store and processes out of their reach"
+        others = ", and each other's," if user.leased else ""
+        return (
+            f"tools run as {user.said()}: the gateway's files, store and processes{others} out of their "
+            "reach"
+        )
     me = os.geteuid()
     try:
         name = pwd.getpwuid(me).pw_name

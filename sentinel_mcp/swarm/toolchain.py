@@ -11,7 +11,8 @@
 Every tool runs in a temporary directory with a timeout, in a session of its own stopped whole however it
 ends, with each file it writes bounded and (Linux) killed with the gateway; a tool that is missing or fails is
 reported as "not checked", never as a finding against the file.
-A root gateway runs its tools as an unprivileged user (``tool_user.py``).
+A root gateway runs its tools as an unprivileged user (``tool_user.py``); no tool can open a socket
+(``tool_network.py``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
+from sentinel_mcp.swarm.tool_uids import lease_uid
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
 from sentinel_mcp.swarm.tool_user import NoToolUser, ToolUser, give_workspace, runs_as_said, tool_user
 from sentinel_mcp.core.errors import SwarmError
@@ -70,7 +73,10 @@ class VerifySettings(BaseModel):
     # its memory (a JVM's heap is held to half of it: the rest is the JVM's own and the tool's children's)
     max_processes: int = Field(512, ge=8, le=4096)
     max_memory_mb: int = Field(2048, ge=64, le=65536)
-    # whom tools run as when the gateway is root (``tool_user.py``; default ``nobody``)
+    # whom tools run as when the gateway is root (``tool_user.py``): each run a uid of its own, leased from
+    # these (``tool_uids.py``; a range no account uses), or, when named, this one user for every run
+    tool_uid_first: int = Field(1_900_000_000, ge=1000, le=2_000_000_000)
+    tool_uid_count: int = Field(4096, ge=1, le=65536)
     tool_user: str | None = Field(None, min_length=1, max_length=64)
 
 
@@ -106,7 +112,7 @@ class Toolchain:
         self.user: ToolUser | None = None
         self.no_user: str | None = None  # why no tool runs (root, and no unprivileged user to run it as)
         try:
-            self.user = tool_user(s.tool_user)
+            self.user = tool_user(s.tool_user, (s.tool_uid_first, s.tool_uid_count))
         except NoToolUser as e:
             self.no_user = str(e)
         self.aapt = _found(s.aapt, "aapt") if s.resources else None
@@ -119,6 +125,8 @@ class Toolchain:
         self.ktlint = (
             _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
         )
+        # each tool in a network namespace of its own, where this (root) gateway may make one
+        self.own_network = namespaces_here()
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -151,6 +159,7 @@ class Toolchain:
             )
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
+        notes.append(network_said(self.own_network))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -181,7 +190,6 @@ class Toolchain:
             for rel, text in files.items():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)
                 (root / rel).write_text(text, encoding="utf-8")
-            give_workspace(root, self.user)
             code, out, err = await self._run(
                 [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *files],
                 root,
@@ -253,7 +261,6 @@ class Toolchain:
                 target = root / "res" / rel.removeprefix("app/src/main/res/")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-            give_workspace(root, self.user)
             code, out, err = await self._run(
                 [
                     self.aapt,
@@ -316,22 +323,39 @@ class Toolchain:
             return None, "", "not run: no time left"
         if self.no_user is not None:
             return None, "", f"not run: {self.no_user}"
+        lease = None
         try:
+            if self.user is not None and self.user.leased:
+                lease = lease_uid(self.user.uid, self.user.leased)
             cgroup = tool_cgroup(self.settings.max_processes, self.settings.max_memory_mb * 1024 * 1024)
-        except NoToolCgroup as e:
+        except (NoToolCgroup, NoToolUser) as e:
+            if lease is not None:
+                lease.release()
             return None, "", f"not run: {e}"
+        user = ToolUser(f"uid {lease.uid}", lease.uid, lease.uid) if lease is not None else self.user
         try:
-            return await self._run_in(argv, cwd, timeout, cgroup)
+            give_workspace(cwd, user)  # the sources the gateway wrote, and the directory, to this run's user
+            ids = (user.uid, user.gid) if user is not None else None
+            return await self._run_in(argv, cwd, timeout, cgroup, ids)
         finally:
-            if cgroup is not None:
-                await _removed(cgroup)
+            try:
+                if cgroup is not None:
+                    await _removed(cgroup)
+            finally:
+                if lease is not None:  # freed once its processes are gone (one left: its uid not leased)
+                    lease.release()
 
     async def _run_in(
-        self, argv: list[str | None], cwd: Path, timeout: float, cgroup: ToolCgroup | None
+        self,
+        argv: list[str | None],
+        cwd: Path,
+        timeout: float,
+        cgroup: ToolCgroup | None,
+        ids: tuple[int, int] | None,
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, self._ids()),
+                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, ids, self.own_network),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
@@ -368,9 +392,6 @@ class Toolchain:
             # closed (a daemon), in its cgroup, its group or another group of its session, is stopped too
             stop_all(proc, cgroup)
             stop_session(proc.pid)
-
-    def _ids(self) -> tuple[int, int] | None:
-        return (self.user.uid, self.user.gid) if self.user is not None else None
 
     async def _ran(
         self, proc: asyncio.subprocess.Process, timeout: float, cgroup: ToolCgroup | None

@@ -42,7 +42,7 @@ async def service(tmp_path: Path) -> AsyncIterator[BuildService]:
 
 @pytest.fixture
 def tools_reach_tmp_path(tmp_path: Path) -> None:
-    """Run as root, the gateway runs its tools as ``nobody`` (``tool_user.py``): the stand-in tools a test
+    """Run as root, the gateway runs its tools as another uid (``tool_user.py``): the stand-in tools a test
     writes in ``tmp_path``, and the files they record pids in, are reached through pytest's owner-only
     directories, opened here to traversal (not listing) and ``tmp_path`` itself to writing (a store's
     directory may not be such: only for tests of stand-in tools)."""

@@ -211,6 +211,38 @@ async def test_a_cgroup_left_by_a_dead_gateway_is_stopped_and_removed_by_the_nex
         left.remove()
 
 
+@needs_cgroup
+async def test_a_dead_gateways_cgroup_is_stopped_though_its_pid_was_reused(tmp_path) -> None:
+    """Found by red team 'swarm' 4: a cgroup was stale only when no process had its gateway's pid, so a dead
+    gateway's pid taken by another process kept its cgroup, and the tool running in it, for good. Now it is
+    named for the pid and that process's start time, and stale unless both match a running process. Here a
+    running process holds the pid, and the name carries another start time: that of the dead gateway."""
+    reuser = subprocess.Popen(["sleep", "600"])
+    orphan = subprocess.Popen(["sleep", "600"])
+    left = tool_cgroup(64, 256 * 1024 * 1024, gateway=reuser.pid)
+    assert left is not None
+    try:
+        named = left.dirs[0].name.split("-")
+        assert named[2] == str(reuser.pid), named  # sentinel-tool-PID-STARTTIME-N
+        dead = f"sentinel-tool-{reuser.pid}-{int(named[3]) - 1}-{named[4]}"
+        left.dirs = [d.rename(d.with_name(dead)) for d in left.dirs]
+        for procs in left.procs_files():
+            Path(procs).write_text(str(orphan.pid))
+        tools = script_tools(tmp_path, "#!/bin/sh\necho '[]'\n")
+        report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
+        assert report.notes == [], report.notes
+        assert orphan.wait(30) == -9
+        await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=600.0), 60)
+        assert not any(d.exists() for d in left.dirs)
+        assert reuser.poll() is None  # the process that took the pid is not the gateway's: left alone
+    finally:
+        for p in (reuser, orphan):
+            p.kill()
+            p.wait()
+        left.kill()
+        left.remove()
+
+
 @pytest.mark.skipif(not (shutil.which("java") and shutil.which("javac")), reason="no JDK here")
 async def test_a_jvms_heap_is_capped_whatever_its_environment_says(tmp_path, monkeypatch) -> None:
     """A JVM ran with its default heap (a quarter of the machine's memory); now its heap is half the tool's

@@ -3,13 +3,14 @@
 Found by red team 'swarm' 3: tools ran as the gateway's user, root here. A tool (what parses the models'
 hostile output) could move itself out of its cgroup, kill its supervisor, read the owner's token, write in the
 store's directory, chmod what is above its workspace, or run a setuid program. Now, with a root gateway, each
-tool runs as ``nobody`` (no other groups, ``no_new_privs``), owning its workspace only. Each attack below is a
-stand-in ``java`` that tries it and prints BROKE when it worked."""
+tool runs as an unprivileged user (no other groups, ``no_new_privs``), owning its workspace only: a uid of its
+own for the run (``tool_uids.py``, red team 'swarm' 4; ``nobody`` for every run before). Each attack below is
+a stand-in ``java`` that tries it and prints BROKE when it worked."""
 
 from __future__ import annotations
 
 import os
-import pwd
+import re
 import shutil
 import stat
 import tempfile
@@ -21,6 +22,7 @@ from tests.swarm.support.tool_processes import KOTLIN, script_tools
 
 from sentinel_mcp.identity import owner_token
 from sentinel_mcp.storage.private_paths import private_dir
+from sentinel_mcp.swarm.toolchain import VerifySettings
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -74,12 +76,16 @@ async def test_a_tool_of_a_root_gateway_cannot_reach_root(tmp_path, gateway_file
     tools = script_tools(tmp_path, script)
     report = await tools.check_kotlin(KOTLIN)
     ran = " ".join(report.notes)
-    nobody = pwd.getpwnam("nobody")
-    assert f"as {nobody.pw_uid}:{nobody.pw_gid} groups {nobody.pw_gid}" in ran, ran
+    # a uid of its own for the run (``tool_uids.py``), of no account, its gid the same and no other group
+    who = re.search(r"as (\d+):(\d+) groups (\d+)$", ran.splitlines()[0])
+    assert who is not None and who.group(1) == who.group(2) == who.group(3), ran
+    first = VerifySettings().tool_uid_first
+    assert first <= int(who.group(1)) < first + VerifySettings().tool_uid_count, ran
     assert "BROKE" not in ran, ran
     assert not (gateway_files["STORE"] / "planted").exists()
     assert stat.S_IMODE(gateway_files["PARENT"].stat().st_mode) == 0o755
-    assert any(n.startswith("tools run as nobody (uid 65534") for n in tools.describe()), tools.describe()
+    said = tools.describe()
+    assert any(n.startswith("tools run as a uid of its own per run") for n in said), said
 
 
 async def test_a_tool_writes_its_output_in_its_workspace(tmp_path) -> None:
