@@ -20,6 +20,9 @@ Two gaps between the guard and the upstream, both from what a tool's ``inputSche
   branch the value matches (``{"kind": "card", "iban": ...}`` matches the card branch alone: the bank
   branch's ``iban`` is not the card's). An upstream's ``undeclared_arguments`` setting may instead drop such
   keys (the guard and the upstream both go without them) or pass them (the guard's ``args(All)`` sees them).
+  A key that reads as a declared name (``currency\u200b``, a Cyrillic ``\u0441urrency``: ``look_alike_keys``)
+  is refused whatever the setting or a pattern says: an upstream that drops the invisible character acts on
+  it as the declared argument the guard read as missing.
 
 An object the schema declares no ``properties`` for (``{"type": "object"}``) is free-form: nothing is filled
 or refused in it. The shape is compiled once per schema (with the validator: ``argument_check``), the walk of
@@ -36,6 +39,7 @@ from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
+from sentinel_mcp.gateway.look_alike_keys import declared_read_as
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -306,14 +310,19 @@ def shaped(shape: Shape, arguments: dict[str, Any], undeclared: Undeclared = "re
 
 
 class _Refused(GatewayError):  # noqa: N818 - internal: its text is the refusal
-    def __init__(self, what: str, key: str | None = None) -> None:
+    def __init__(self, what: str, key: str | None = None, alike: str | None = None) -> None:
         super().__init__(what)
         self.what = what
+        self.alike = alike  # the declared name the key reads as
         self.path = [] if key is None else [key]  # filled in on the way out: no path built for a good call
 
     def why(self) -> str:
         if not self.path:
             return self.what
+        if self.alike is not None:
+            return (f"the argument {echoed('/'.join(self.path))} reads as the declared {echoed(self.alike)} "
+                    "(an invisible or look-alike character); send each argument spelled as the tool declares "
+                    "it")
         return (f"the argument {echoed('/'.join(self.path))} is not one the tool declares; send only the "
                 "arguments its schema lists")
 
@@ -328,9 +337,14 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
         if declared is not None:
             declared = None if branch.declared is None else declared | branch.declared
             patterns = patterns + branch.patterns
-    if declared is not None and undeclared != "pass" and not declared.issuperset(value):
+    if declared is not None and not declared.issuperset(value):
         for key in value:
-            if key in declared or (patterns and any(p.search(key) for p in patterns)):
+            if key in declared:
+                continue
+            alike = declared_read_as(key, declared)  # whatever the setting or a pattern admits
+            if alike is not None:
+                raise _Refused("alike", key, alike)
+            if undeclared == "pass" or (patterns and any(p.search(key) for p in patterns)):
                 continue
             if undeclared != "drop":
                 raise _Refused("undeclared", key)
