@@ -39,7 +39,7 @@ from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
-from sentinel_mcp.gateway.look_alike_keys import declared_read_as
+from sentinel_mcp.gateway.look_alike_keys import LookBudget, TooManyToLook, declared_read_as
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -304,7 +304,7 @@ def shaped(shape: Shape, arguments: dict[str, Any], undeclared: Undeclared = "re
     if shape.plain:
         return arguments, None
     try:
-        return _object(shape, arguments, undeclared, [0], 0), None
+        return _object(shape, arguments, undeclared, [0], 0, LookBudget()), None
     except _Refused as e:
         return arguments, e.why()
 
@@ -328,7 +328,7 @@ class _Refused(GatewayError):  # noqa: N818 - internal: its text is the refusal
 
 
 def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled: list[int],
-            depth: int) -> dict[str, Any]:
+            depth: int, budget: LookBudget) -> dict[str, Any]:
     if depth > MAX_ARGUMENT_DEPTH:
         raise _Refused("the schema's defaults nest deeper than arguments may")
     out: dict[str, Any] | None = None
@@ -341,7 +341,10 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
         for key in value:
             if key in declared:
                 continue
-            alike = declared_read_as(key, declared)  # whatever the setting or a pattern admits
+            try:  # whatever the setting or a pattern admits
+                alike = declared_read_as(key, declared, budget)
+            except TooManyToLook as e:
+                raise _Refused(str(e)) from None
             if alike is not None:
                 raise _Refused("alike", key, alike)
             if undeclared == "pass" or (patterns and any(p.search(key) for p in patterns)):
@@ -366,7 +369,7 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
         if old is None:
             continue
         try:
-            new = _value(inner, old, undeclared, filled, depth + 1)
+            new = _value(inner, old, undeclared, filled, depth + 1, budget)
         except _Refused as e:
             if e.path:
                 e.path.insert(0, key)
@@ -389,15 +392,16 @@ def _taken(shape: Shape, value: dict[str, Any]) -> dict[Shape, bool]:
     return taken
 
 
-def _value(shape: Shape, value: Any, undeclared: Undeclared, filled: list[int], depth: int) -> Any:
+def _value(shape: Shape, value: Any, undeclared: Undeclared, filled: list[int], depth: int,
+           budget: LookBudget) -> Any:
     if type(value) is dict:
-        return _object(shape, value, undeclared, filled, depth)
+        return _object(shape, value, undeclared, filled, depth, budget)
     items_shape = shape.items
     if type(value) is list and items_shape is not None and not items_shape.plain:
         items = []
         for i, v in enumerate(value):
             try:
-                items.append(_value(items_shape, v, undeclared, filled, depth + 1))
+                items.append(_value(items_shape, v, undeclared, filled, depth + 1, budget))
             except _Refused as e:
                 if e.path:
                     e.path.insert(0, str(i))

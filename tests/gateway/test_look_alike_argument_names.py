@@ -14,6 +14,7 @@ from mcp import Client
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.key_spellings import key_spelling_problem
+from sentinel_mcp.gateway.look_alike_keys import MAX_LOOKED_CHARS
 
 from .pay_probe import arguments, pay_config
 
@@ -42,6 +43,9 @@ CURRENCY = {
     "a combining dot below": "curre\u0323ncy",
     "a Hangul filler": "currency\u3164",
 }
+# the spellings that differ only by what no one sees (the rest: look-alike letters and marks)
+INVISIBLE = [k for k in CURRENCY.values() if k.isascii() is False and
+             k.encode("ascii", "ignore").decode() == "currency" and "\u0323" not in k]
 # the same tricks on a nested object's declared names
 EXPRESS = ["express\u200b", "\u2067express\u2069", "expr\u00adess", "\u0435xpress", "expr\u0435ss",
            "express\ufe0f", "exp\u200dress", "express\U000e0020"]
@@ -56,9 +60,9 @@ def test_a_name_reading_as_a_declared_one_is_refused(key: str) -> None:
     schema = {"type": "object", "properties": {"amount": {}, "currency": {}}, "additionalProperties": True}
     assert key_spelling_problem(schema, {"amount": 50, key: "BTC"}) is not None
     assert key_spelling_problem(schema, {"amount": 50, "currency": "USD", key: "BTC"}) is not None
-    # two keys of one object, at any level, that read as one name
-    assert key_spelling_problem(schema, {"amount": 1, "x": {"currency": "USD", key: "BTC"}}) is not None
-    assert key_spelling_problem(schema, {"amount": 1, "x": [{key: "BTC", "currency": "USD"}]}) is not None
+    if key in INVISIBLE:  # two keys of one object, at any level, that a reader dropping them reads as one
+        assert key_spelling_problem(schema, {"amount": 1, "x": {"currency": "USD", key: "BTC"}}) is not None
+        assert key_spelling_problem(schema, {"amount": 1, "x": [{key: "BTC", "currency": "USD"}]}) is not None
 
 
 def test_honest_names_are_kept() -> None:
@@ -96,3 +100,18 @@ async def test_a_look_alike_name_never_reaches_the_upstream(tmp_path: Path, sett
     if setting == "pass":
         assert arguments(tmp_path) == [{"amount": 5, "currency": "USD", **HONEST},
                                        {**SHIP, "later": None}]
+
+
+async def test_the_names_compared_per_call_are_bounded(tmp_path: Path) -> None:
+    """A skeleton costs its name's length (~7.5 us a character under load): a call of many undeclared names
+    outside ASCII is compared up to ``MAX_LOOKED_CHARS`` characters, then refused, never compared for long."""
+    fits = {f"n\u00fam{i:04}": i for i in range(MAX_LOOKED_CHARS // 16)}  # 7 characters each
+    past = {f"n\u00fam{i:05}": i for i in range(MAX_LOOKED_CHARS // 8 + 1)}  # 8 characters each
+    config = parse_config(pay_config(tmp_path, undeclared="pass"), base_dir=str(tmp_path))
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        r = await c.call_tool("pay__transfer", {"amount": 5, "currency": "USD", **past})
+        said = r.content[0].text
+        assert r.is_error and f"more than {MAX_LOOKED_CHARS} characters" in said, said
+        r = await c.call_tool("pay__transfer", {"amount": 5, "currency": "USD", **fits})
+        assert not r.is_error, r.content[0].text
+    assert arguments(tmp_path) == [{"amount": 5, "currency": "USD", **fits}]
