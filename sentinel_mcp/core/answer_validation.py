@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from sentinel_mcp.core.decision import Answer, Deny, Question
@@ -107,12 +108,42 @@ def answer_problem(question: Question, answer: Answer) -> str | None:
         return None  # a decline or a cancel needs no content
     if (too_large := size_problem(answer.content)) is not None:  # before any schema walks it
         return too_large
+    if (not_text := _text_problem(answer.content)) is not None:  # before it is composed (NFC)
+        return not_text
+    content = composed(answer.content)
     try:
-        problem = content_problem(question.requested_schema, answer.content)
+        problem = content_problem(question.requested_schema, content)
     except BrokenSchema as e:  # our questions always have valid schemas: refuse rather than guess
         return f"the question's schema is invalid ({e})"
-    return (problem or _number_problem(answer.content) or _text_problem(answer.content)
-            or _exactly_one_problem(question, answer.content))
+    return problem or _number_problem(content) or _exactly_one_problem(question, content)
+
+
+def composed(content: Any) -> Any:
+    """An answer's content with each text in Unicode's composed form (NFC): what is judged and kept as a fact.
+
+    Why composed, not refused as a tool's argument is (``wire_limits.one_text``): an answer to Sentinel's own
+    question is a fact the guard compares, never forwarded to a tool, so there is no second reader to act on
+    the text as sent; and a person cannot see the difference nor choose it (macOS's and some keyboards' input,
+    a name pasted from a file listing, give "Mi" + "a" + U+0301 for "Mía"), so a refusal would ask again for
+    what they already typed. Composed, the answer is the canonical equivalent a record holds (a tool's
+    arguments are NFC), so a rule's comparison with the record is exact; kept decomposed, an NFD "Mía" did
+    not equal the record's "Mía" and a rule on "the same person" read another. Compatibility forms (full-width
+    letters, ligatures) are NFC and kept, as in arguments. A text not Unicode (a lone surrogate) is refused
+    first (``_text_problem``). Forms are flat: the top level's texts; a list of texts (multi-select) too."""
+    if not isinstance(content, dict):
+        return content
+    out: dict[str, Any] | None = None
+    for k, v in content.items():
+        if isinstance(v, str):
+            new: Any = v if v.isascii() else unicodedata.normalize("NFC", v)
+        elif isinstance(v, list) and any(isinstance(i, str) and not i.isascii() for i in v):
+            new = [unicodedata.normalize("NFC", i) if isinstance(i, str) else i for i in v]
+        else:
+            continue
+        if new != v or type(new) is not type(v):
+            out = out if out is not None else dict(content)
+            out[k] = new
+    return content if out is None else out
 
 
 def relayed_problem(schema: dict[str, Any] | None, content: Any) -> str | None:

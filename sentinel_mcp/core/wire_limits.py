@@ -166,7 +166,7 @@ def value_problem(value: Any, max_depth: int, max_values: int = MAX_VALUES) -> s
 
 def walk_value(
     value: Any, max_depth: int, max_values: int = MAX_VALUES, nested_keys: bool = True,
-    one_reading: bool = False,
+    one_reading: bool = False, composed: bool = True,
 ) -> ValueWalk:
     """``value_problem``'s walk, noting floats and (with ``nested_keys``) nested objects (iterative: no
     recursion; a value past ``max_values`` is not walked further). One walk serves the wire limits and the
@@ -176,7 +176,8 @@ def walk_value(
     and the upstream cannot differ on it: a text or key holding a lone surrogate (no Unicode: one reader
     replaces it, another drops it, UTF-8 cannot carry it) and an integer an IEEE double cannot hold exactly
     (``2**53 + 1`` is ``2**53`` to JavaScript's ``JSON.parse``, and to every reader that parses numbers as
-    doubles), and a text or key not in Unicode's composed form, NFC (``one_text``)."""
+    doubles), and a text or key not in Unicode's composed form, NFC (``one_text``; not with ``composed``
+    false: an upstream set ``argument_texts: "as_sent"``, whose texts are exact bytes)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
     floats = nested = False
@@ -197,7 +198,7 @@ def walk_value(
                     return (_INEXACT, floats, nested)
                 continue
             elif one_reading and isinstance(v, str):
-                problem = None if v.isascii() else one_text(v)
+                problem = None if v.isascii() else one_text(v, composed)
                 if problem is not None:
                     return (problem, floats, nested)
                 continue
@@ -214,7 +215,7 @@ def walk_value(
             if one_reading:
                 for k in v:
                     if not k.isascii() and type(k) is str:
-                        problem = one_text(k)
+                        problem = one_text(k, composed)
                         if problem is not None:
                             return (problem, floats, nested)
         else:
@@ -231,7 +232,7 @@ def walk_value(
             if ti is dict or ti is list or (ti is not str and item is not None and isinstance(item, _WALKED)):
                 stack.append((item, depth + 1))
             elif one_reading and ti is str and not item.isascii():
-                problem = one_text(item)
+                problem = one_text(item, composed)
                 if problem is not None:
                     return (problem, floats, nested)
             elif one_reading and ti is int and item.bit_length() > _EXACT_BITS:
@@ -249,17 +250,17 @@ _NOT_NFC = ("a text is not in Unicode's composed form (NFC): it has a spelling t
             "compares unequal (e + U+0301 for \u00e9); send it in NFC")
 
 
-def one_text(s: str) -> str | None:
+def one_text(s: str, composed: bool = True) -> str | None:
     """Why ``s`` (not ASCII: ASCII is its own NFC) is no one text to every reader, or None. A lone surrogate
     is no Unicode. And a text not in NFC reads to a person as its canonical equivalent (``e`` + U+0301 is
     ``\u00e9``, conjoining Hangul jamo are their syllable, the Kelvin sign is ``K``) while a rule's
     comparison and an upstream that normalizes see two texts: refused, not normalized, so the tool runs on
     the very text the guard judged, which is the one sent (compatibility forms such as ``\uff41`` or
     ``\ufb01`` look otherwise and are NFC: kept; folding them is a rule's choice, as ``key_spellings`` does
-    for names)."""
+    for names). ``composed`` false: NFC is not asked (``config_arguments``' ``argument_texts``)."""
     if not _encodable(s):
         return _NOT_UNICODE
-    if not unicodedata.is_normalized("NFC", s):
+    if composed and not unicodedata.is_normalized("NFC", s):
         return _NOT_NFC
     return None
 

@@ -79,9 +79,11 @@ class ArgumentCheck:
         """
         return self.check(tool, arguments, max_bytes)[0]
 
-    def check(self, tool: Tool, arguments: Any, max_bytes: int) -> tuple[str | None, ValueWalk | None]:
+    def check(self, tool: Tool, arguments: Any, max_bytes: int,
+              composed: bool = True) -> tuple[str | None, ValueWalk | None]:
         """``problem``, and the walk of the arguments that told their shape (None: not walked, as ``{}``), for
-        the argument form's checks (``argument_form``)."""
+        the argument form's checks (``argument_form``); ``composed`` false: texts not in NFC are taken (the
+        upstream's ``argument_texts: "as_sent"``)."""
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, dict):
@@ -93,7 +95,7 @@ class ArgumentCheck:
                 return f"arguments for {tool.name} are too large ({_EMPTY_SIZE} bytes > {max_bytes})", None
             return self._compiled(tool)[2], None
         # before anything walks them recursively; one reading of every value for the guard and the upstream
-        walk = walk_value(arguments, MAX_ARGUMENT_DEPTH, one_reading=True)
+        walk = walk_value(arguments, MAX_ARGUMENT_DEPTH, one_reading=True, composed=composed)
         if walk[0] is not None:
             return f"invalid arguments for {tool.name}: {walk[0]}", walk
         size = len(_SIZE.encode(arguments))

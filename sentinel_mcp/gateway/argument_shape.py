@@ -20,6 +20,9 @@ Two gaps between the guard and the upstream, both from what a tool's ``inputSche
   branch the value matches (``{"kind": "card", "iban": ...}`` matches the card branch alone: the bank
   branch's ``iban`` is not the card's). An upstream's ``undeclared_arguments`` setting may instead drop such
   keys (the guard and the upstream both go without them) or pass them (the guard's ``args(All)`` sees them).
+  A key that reads as a declared name (``currency\u200b``, a Cyrillic ``\u0441urrency``: ``look_alike_keys``)
+  is refused whatever the setting or a pattern says: an upstream that drops the invisible character acts on
+  it as the declared argument the guard read as missing.
 
 An object the schema declares no ``properties`` for (``{"type": "object"}``) is free-form: nothing is filled
 or refused in it. The shape is compiled once per schema (with the validator: ``argument_check``), the walk of
@@ -36,6 +39,7 @@ from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
+from sentinel_mcp.gateway.look_alike_keys import LookBudget, TooManyToLook, declared_read_as
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -300,26 +304,31 @@ def shaped(shape: Shape, arguments: dict[str, Any], undeclared: Undeclared = "re
     if shape.plain:
         return arguments, None
     try:
-        return _object(shape, arguments, undeclared, [0], 0), None
+        return _object(shape, arguments, undeclared, [0], 0, LookBudget()), None
     except _Refused as e:
         return arguments, e.why()
 
 
 class _Refused(GatewayError):  # noqa: N818 - internal: its text is the refusal
-    def __init__(self, what: str, key: str | None = None) -> None:
+    def __init__(self, what: str, key: str | None = None, alike: str | None = None) -> None:
         super().__init__(what)
         self.what = what
+        self.alike = alike  # the declared name the key reads as
         self.path = [] if key is None else [key]  # filled in on the way out: no path built for a good call
 
     def why(self) -> str:
         if not self.path:
             return self.what
+        if self.alike is not None:
+            return (f"the argument {echoed('/'.join(self.path))} reads as the declared {echoed(self.alike)} "
+                    "(an invisible or look-alike character); send each argument spelled as the tool declares "
+                    "it")
         return (f"the argument {echoed('/'.join(self.path))} is not one the tool declares; send only the "
                 "arguments its schema lists")
 
 
 def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled: list[int],
-            depth: int) -> dict[str, Any]:
+            depth: int, budget: LookBudget) -> dict[str, Any]:
     if depth > MAX_ARGUMENT_DEPTH:
         raise _Refused("the schema's defaults nest deeper than arguments may")
     out: dict[str, Any] | None = None
@@ -328,9 +337,17 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
         if declared is not None:
             declared = None if branch.declared is None else declared | branch.declared
             patterns = patterns + branch.patterns
-    if declared is not None and undeclared != "pass" and not declared.issuperset(value):
+    if declared is not None and not declared.issuperset(value):
         for key in value:
-            if key in declared or (patterns and any(p.search(key) for p in patterns)):
+            if key in declared:
+                continue
+            try:  # whatever the setting or a pattern admits
+                alike = declared_read_as(key, declared, budget)
+            except TooManyToLook as e:
+                raise _Refused(str(e)) from None
+            if alike is not None:
+                raise _Refused("alike", key, alike)
+            if undeclared == "pass" or (patterns and any(p.search(key) for p in patterns)):
                 continue
             if undeclared != "drop":
                 raise _Refused("undeclared", key)
@@ -352,7 +369,7 @@ def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled:
         if old is None:
             continue
         try:
-            new = _value(inner, old, undeclared, filled, depth + 1)
+            new = _value(inner, old, undeclared, filled, depth + 1, budget)
         except _Refused as e:
             if e.path:
                 e.path.insert(0, key)
@@ -375,15 +392,16 @@ def _taken(shape: Shape, value: dict[str, Any]) -> dict[Shape, bool]:
     return taken
 
 
-def _value(shape: Shape, value: Any, undeclared: Undeclared, filled: list[int], depth: int) -> Any:
+def _value(shape: Shape, value: Any, undeclared: Undeclared, filled: list[int], depth: int,
+           budget: LookBudget) -> Any:
     if type(value) is dict:
-        return _object(shape, value, undeclared, filled, depth)
+        return _object(shape, value, undeclared, filled, depth, budget)
     items_shape = shape.items
     if type(value) is list and items_shape is not None and not items_shape.plain:
         items = []
         for i, v in enumerate(value):
             try:
-                items.append(_value(items_shape, v, undeclared, filled, depth + 1))
+                items.append(_value(items_shape, v, undeclared, filled, depth + 1, budget))
             except _Refused as e:
                 if e.path:
                     e.path.insert(0, str(i))

@@ -372,7 +372,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         """The arguments against the tool's schema and limits, then the call as the guard sees it."""
         name, arguments = req.name, req.arguments
         # one walk of the arguments for the limits and the form's checks (wire_limits.walk_value)
-        problem, walk = await self._checked(route.exposed, arguments)
+        problem, walk = await self._checked(route, arguments)
         if problem is not None:
             # arguments of a shape past the wire limits are not kept (the record says why they were refused)
             shape = walk[0] if walk is not None else value_problem(arguments, MAX_ARGUMENT_DEPTH)

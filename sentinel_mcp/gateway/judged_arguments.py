@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp.types import Tool
 
 from sentinel_mcp.core.wire_limits import ValueWalk
 from sentinel_mcp.gateway.argument_check import ArgumentCheck
@@ -39,7 +38,7 @@ class JudgedArguments:
         route = self.manager.catalog.route(name)
         if route is None:
             return given, None
-        problem, walk = await self._checked(route.exposed, arguments)
+        problem, walk = await self._checked(route, arguments)
         if problem is not None:
             return given, problem
         judged, problem = self._shaped(route, arguments, walk)
@@ -47,12 +46,15 @@ class JudgedArguments:
             return given, f"invalid arguments for {name}: {problem}"
         return judged or {}, None
 
-    async def _checked(self, tool: Tool, arguments: Any) -> tuple[str | None, ValueWalk | None]:
-        """The schema's and the limits' problem with ``arguments``, and their walk (``ArgumentCheck.check``).
-        """
+    async def _checked(self, route: ToolRoute, arguments: Any) -> tuple[str | None, ValueWalk | None]:
+        """The schema's and the limits' problem with ``arguments``, and their walk (``ArgumentCheck.check``),
+        texts held to NFC unless the tool's upstream takes them as sent (``config_arguments``)."""
+        tool = route.exposed
         if not self.arguments.ready(tool):  # compiled off the event loop on the tool's first call
             await self.arguments.prepare(tool)
-        return self.arguments.check(tool, arguments, self.config.sentinel.max_argument_bytes)
+        target = self.manager.upstreams[route.upstream].target
+        composed = getattr(target, "argument_texts", "nfc") != "as_sent"  # a built-in's: NFC
+        return self.arguments.check(tool, arguments, self.config.sentinel.max_argument_bytes, composed)
 
     def _shaped(self, route: ToolRoute, arguments: Any,
                 walk: ValueWalk | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from sentinel_mcp.core.answer_validation import answer_problem
+from sentinel_mcp.core.answer_validation import answer_problem, composed
 from sentinel_mcp.core.asking import Asker, AskUser
 from sentinel_mcp.core.decision import Answer, Question, ToolCall
 from sentinel_mcp.core.display_text import safe_text
@@ -180,7 +180,7 @@ def answer_value(question: Question, answer: Answer) -> Any:
     problem = answer_problem(question, answer)
     if problem:
         raise AnswerRefused(f"the answer was not accepted: {problem}")
-    content = answer.content or {}
+    content = composed(answer.content or {})  # judged in NFC, kept in NFC (``composed``)
     if content.get(DONT_KNOW_FIELD) is True:
         return DONT_KNOW_ANSWER
     type_ = question.meta.get("type")

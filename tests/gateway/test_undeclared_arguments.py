@@ -36,7 +36,9 @@ async def test_undeclared_keys_are_refused_at_every_level(tmp_path: Path, mode: 
     async with running_gateway(config) as rt, Client(rt.front.server, mode=mode) as c:
         for key in EXTRA_KEYS:
             refused, text = await _call(c, "pay__transfer", {"amount": 5, "currency": "USD", key: "BTC"})
-            assert refused and "not one the tool declares" in text, (key, text)
+            # currency\u200b reads as the declared currency: refused as that (test_look_alike_argument_names)
+            assert refused and ("not one the tool declares" in text or "reads as the declared" in text), (
+                key, text)
             refused, text = await _call(c, "pay__ship", {"order": "o", "options": {"express": False, key: 1}})
             assert refused and "options/" in text, (key, text)
             refused, text = await _call(c, "pay__ship", {"order": "o", "options": {"express": False},
