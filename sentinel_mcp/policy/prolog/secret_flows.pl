@@ -10,8 +10,10 @@
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
     it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
-    spelling the whole value is refused at run time too (policy/questions.secrets_spelled), which is all that
-    covers an argument a tool declares secret only in its schema (not known at load).
+    spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
+    An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
+    redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
+    bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
 */
 
 :- thread_local secret_memo/3, secret_error/3.
@@ -21,32 +23,61 @@ post_load_problem(RB, P) :-
     member(e(File, Line, M), Es),
     problem(error, File, Line, M, P).
 
-secret_flow_errors(RB, Es) :-
+secret_flow_errors(RB, Es) :- secret_flow_errors(RB, any, [], Es).
+
+%  sn_schema_secret_flows(+RB, +Tool, +NamesJson, +Limit, -Out): the walk of the guards and effects bound to
+%  Tool (by its name or a prefix*), the arguments NamesJson lists (its schema's secrets) secret as well as
+%  those named secret; Out {errors: [{file, line, message}]}, or {unfinished: Why} past Limit inferences
+sn_schema_secret_flows(RB, Tool, NamesJson, Limit, Out) :-
+    from_json_atom(NamesJson, Names0), include(atom, Names0, Names),
+    (   catch(call_with_inference_limit(secret_flow_errors(RB, tool(Tool), Names, Es), Limit, R), E, true)
+    ->  true
+    ;   R = failed
+    ),
+    (   nonvar(E)
+    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+        message_to_codes_safe(E, M0), format(atom(M), '~w', [M0]), to_json_atom(json([unfinished=M]), Out)
+    ;   R == failed
+    ->  to_json_atom(json([unfinished='the walk failed']), Out)
+    ;   R == inference_limit_exceeded
+    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+        to_json_atom(json([unfinished='the walk did not end within its inference limit']), Out)
+    ;   findall(json([file=F, line=L, message=M]), member(e(F, L, M), Es), Js),
+        to_json_atom(json([errors=Js]), Out)
+    ).
+
+%  which declarations a walk reads: every one (at load), or those bound to one tool
+secret_bound(any, _).
+secret_bound(tool(Tool), D) :- ( D = guard(T, _, _) ; D = effect(T, _, _) ), atom(T),
+    ( T == Tool -> true ; atom_concat(P, '*', T), atom_concat(P, _, Tool) ), !.
+
+secret_flow_errors(RB, Which, Extra, Es) :-
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
     findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
     keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases),
-    forall(( RB:'$src'(decl, D, F, L), secret_root(D, Ts, Body) ),
+    forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
            secret_walk(Body, Ctx, F-L, [], Ts, _)),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)).
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
-secret_root(guard(_, Pat, Body), Ts, Body) :- is_list(Pat), secret_pattern(Pat, Ts), Ts \== [].
-secret_root(effect(_, Pat, Acts), Ts, Writes) :- is_list(Pat), is_list(Acts), secret_pattern(Pat, Ts), Ts \== [],
-    secret_writes(Acts, Writes).
+%  (Extra: the names a tool's schema declares secret, [] at load)
+secret_root(guard(_, Pat, Body), X, Ts, Body) :- is_list(Pat), secret_pattern(Pat, X, Ts), Ts \== [].
+secret_root(effect(_, Pat, Acts), X, Ts, Writes) :- is_list(Pat), is_list(Acts), secret_pattern(Pat, X, Ts),
+    Ts \== [], secret_writes(Acts, Writes).
 
 secret_writes([], true).
 secret_writes([X|Xs], G) :-
     secret_writes(Xs, G0),
     ( nonvar(X), ( X = establish(H) ; X = establish(H, _) ) -> G = ('$secret_writes'(H), G0) ; G = G0 ).
 
-secret_pattern([], []).
-secret_pattern([E|Es], Ts) :-
-    secret_pattern(Es, Ts0),
-    (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), secret_argument_name(N)
+secret_pattern([], _, []).
+secret_pattern([E|Es], X, Ts) :-
+    secret_pattern(Es, X, Ts0),
+    (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), ( memberchk(N, X) -> true ; secret_argument_name(N) )
     ->  term_variables(V0, Vs), secret_named(Vs, N, Ts1), append(Ts1, Ts0, Ts)
     ;   Ts = Ts0
     ).
