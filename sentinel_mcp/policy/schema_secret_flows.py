@@ -18,7 +18,7 @@ import logging
 from collections.abc import Iterable
 
 from sentinel_mcp.core.decision import Deny, ToolCall
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.core.redactor import secret_name
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
@@ -94,8 +94,9 @@ class SchemaSecretFlows:
                     "declares secret: %s): %s", shown, names, "; ".join(places))
         more = f" (and {len(places) - _MAX_SHOWN} more)" if len(places) > _MAX_SHOWN else ""
         return Deny(
-            reason=f"{shown} is denied: a rule bound to it makes something of an argument its server's "
-            f"schema declares secret ({names}): " + "; ".join(places[:_MAX_SHOWN]) + more,
+            reason=Marked(f"{shown} is denied: a rule bound to it makes something of an argument its "
+                          f"server's schema declares secret ({names}): " + "; ".join(places[:_MAX_SHOWN])
+                          + more),
             unmet=[LEAKING_GUARD],
             how_to_unblock=["tell the user: the rulebase's rule named above must not show, take a piece of "
                             "or transform that argument (compare it, measure it, or pass it whole to a "
@@ -104,5 +105,6 @@ class SchemaSecretFlows:
 
 
 def _unfinished(name: str, why: str) -> Deny:
-    return Deny(reason=f"{safe_text(name, 120)} is denied: the check that its rules show no argument its "
-                f"server's schema declares secret did not end well: {why}", unmet=[LEAKING_GUARD])
+    return Deny(reason=Marked(f"{safe_text(name, 120)} is denied: the check that its rules show no argument "
+                              f"its server's schema declares secret did not end well: {why}"),
+                unmet=[LEAKING_GUARD])
