@@ -7,6 +7,7 @@ real upstream in a subprocess, real SWI-Prolog."""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -30,12 +31,12 @@ RULES = "".join(f"guard('ss__{t}', [user = U, word = W], ( sub_atom(W, 0, 2, _, 
                 f"confirmed('Starts with ~w?', [H]) )).\n" for t in TOOLS + ["relist"])
 
 
-def _config(data_dir: Path) -> Any:
+def _config(data_dir: Path, builtins: tuple[str, ...] = ()) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "leaks.pl"
     rules.write_text(RULES)
-    return make_config(data_dir, servers={"ss": {"command": sys.executable, "args": [SERVER]}}, builtins=[],
-                       rulebases=[str(rules)], policy={"pin_tools": False})
+    return make_config(data_dir, servers={"ss": {"command": sys.executable, "args": [SERVER]}},
+                       builtins=list(builtins), rulebases=[str(rules)], policy={"pin_tools": False})
 
 
 async def _asked(asked: list[str], ctx: Any, params: Any) -> ElicitResult:
@@ -76,3 +77,14 @@ async def test_a_guard_leaking_a_schema_secret_denies_its_tool_from_listing_and_
     for n, tool in enumerate(TOOLS + ["relist"]):
         assert any(f"leaks.pl:{n + 1}:" in d and f"ss__{tool}" in d for d in denied), (tool, denied)
     assert SECRET not in str(rows) and "Hu?" not in str(rows), rows
+
+
+async def test_why_not_says_the_tool_is_denied_as_its_call_is(data_dir: Path) -> None:
+    # a look (sentinel_why_not) is judged as the call: without the schema's secrets it ran the leaking guard
+    async with running_gateway(_config(data_dir, ("sentinel",))) as rt, Client(rt.front.server) as c:
+        for tool in TOOLS:
+            why = await c.call_tool("sentinel__sentinel_why_not",
+                                    {"tool": f"ss__{tool}", "arguments": {"user": "ann", "word": SECRET}})
+            said = json.loads(why.content[0].text)
+            assert said["decision"] == "deny" and SCHEMA_SECRET in said["reason"], (tool, said)
+            assert "Hu?" not in why.content[0].text, said
