@@ -50,13 +50,15 @@ class SchemaSecretFlows:
         denied because a guard or effect bound to it leaks one of them, or None; walked at a listing
         (``app/listed_secret_flows.py``) or at the first call. Names said secret by their spelling were walked
         at load already."""
-        extra = frozenset(n for n in secret if not secret_name(n))
-        if not extra or not (rb.info.guards_tool(identity) or rb.info.names_effect(identity)):
-            return None
-        key = (rb.module, identity, extra)
-        if key in self._known:
+        secret = secret if isinstance(secret, frozenset) else frozenset(secret)  # a route's own: hash kept
+        key = (rb.module, identity, secret)
+        if key in self._known:  # the hot path: one lookup
             known = self._known[key]
             return None if known is None else known.model_copy()  # each call's decision its own
+        extra = frozenset(n for n in secret if not secret_name(n))
+        if not extra or not (rb.info.guards_tool(identity) or rb.info.names_effect(identity)):
+            self._remember(key, None)
+            return None
         try:
             deny, final = await self._walk(rb, identity, name, extra)
         except Exception:  # noqa: BLE001 - a check that errors denies (and is tried again on the next call)
@@ -64,10 +66,13 @@ class SchemaSecretFlows:
             return _unfinished(name, "it failed (Sentinel's log says why)")
         if not final:  # an unfinished walk denies this call and is tried again on the next
             return deny
+        self._remember(key, deny)
+        return None if deny is None else deny.model_copy()
+
+    def _remember(self, key: tuple[str, str, frozenset[str]], deny: Deny | None) -> None:
         if len(self._known) >= _MAX_KNOWN:
             self._known.clear()
         self._known[key] = deny
-        return None if deny is None else deny.model_copy()
 
     async def _walk(self, rb: Rulebase, identity: str, name: str,
                     extra: Iterable[str]) -> tuple[Deny | None, bool]:
