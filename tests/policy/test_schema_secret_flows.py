@@ -39,6 +39,16 @@ LEAKS = {
     "a helper": "first(P, F), confirmed('~w?', [F])",
 }
 SAFE = "P \\== '', atom_length(P, N), N >= 4, check_ok(U, P, Ok), Ok == true, confirmed('Sign ~w in?', [U])"
+# the same through the whole argument list (``args(A)``): what the list holds of it is the argument
+ARGS_LEAKS = {
+    "option_value of it": "option_value(A, word, '', P), sub_atom(P, 0, 2, _, H), confirmed('~w?', [H])",
+    "a member of the list": "member(word = P, A), sub_atom(P, 0, 2, _, H), confirmed('~w?', [H])",
+    "the list shown": "confirmed('Call with ~w?', [A])",
+    "the list's text": "format(atom(T), '~w', [A]), sub_atom(T, 0, 40, _, H), confirmed('~w?', [H])",
+    "a key taken from a variable": "K = word, option_value(A, K, '', P), upcase_atom(P, H), "
+                                   "confirmed('~w', [H])",
+}
+ARGS_SAFE = "option_value(A, user, '', U), confirmed('Sign ~w in?', [U])"
 
 
 def _rules() -> str:
@@ -48,6 +58,9 @@ def _rules() -> str:
     out.append(f"guard('x__safe', [user = U, word = P], ( {SAFE} )).\n")
     out.append("effect('x__remember', [user = U, word = P], [establish(hint(U, P))]).\n")
     out.append("guard('y__*', [user = U, word = P], ( sub_atom(P, 0, 2, _, H), confirmed('~w?', [H]) )).\n")
+    for n, body in enumerate(ARGS_LEAKS.values()):
+        out.append(f"guard('z__t{n}', [args(A)], ( {body} )).\n")
+    out.append(f"guard('z__safe', [args(A)], ( {ARGS_SAFE} )).\n")
     return "".join(out)
 
 
@@ -104,3 +117,15 @@ async def test_a_relisting_that_declares_it_secret_is_walked_again(guard: Policy
     # and again without: as before
     again = await guard.decide(_call("x__t0", frozenset(), "s-r"))
     assert isinstance(again, (Ask, Allow)), again
+
+
+@pytest.mark.parametrize(("n", "name"), list(enumerate(ARGS_LEAKS)))
+async def test_a_guard_leaking_it_through_the_whole_argument_list_denies_the_tool(
+        guard: PolicyGuard, n: int, name: str) -> None:
+    line = HEAD.count("\n") + 2 + 2 * len(LEAKS) + 3 + n  # after the safe guard, the effect, y__*
+    _refused(await guard.decide(_call(f"z__t{n}", frozenset({"word"}), f"s-z{n}")), line)
+
+
+async def test_a_guard_reading_another_argument_of_the_list_is_decided_as_before(guard: PolicyGuard) -> None:
+    decision = await guard.decide(_call("z__safe", frozenset({"word"}), "s-zsafe"))
+    assert isinstance(decision, Ask) and "Sign ann in?" in decision.reason, decision

@@ -16,7 +16,7 @@
     bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
 */
 
-:- thread_local secret_memo/3, secret_error/3.
+:- thread_local secret_memo/3, secret_error/3, secret_extra/1.
 
 post_load_problem(RB, P) :-
     secret_flow_errors(RB, Es),
@@ -53,6 +53,7 @@ secret_bound(tool(Tool), D) :- ( D = guard(T, _, _) ; D = effect(T, _, _) ), ato
 
 secret_flow_errors(RB, Which, Extra, Es) :-
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+    retractall(secret_extra(_)), assertz(secret_extra(Extra)),
     findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
     keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
     own_bases(RB, Bases),
@@ -60,7 +61,7 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
            secret_walk(Body, Ctx, F-L, [], Ts, _)),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
-    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)).
+    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
@@ -79,7 +80,18 @@ secret_pattern([E|Es], X, Ts) :-
     secret_pattern(Es, X, Ts0),
     (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), ( memberchk(N, X) -> true ; secret_argument_name(N) )
     ->  term_variables(V0, Vs), secret_named(Vs, N, Ts1), append(Ts1, Ts0, Ts)
+    ;   X \== [], nonvar(E), E = args(A)  % the whole list holds the tool's secrets (known: its schema's)
+    ->  term_variables(A, Vs), secret_named(Vs, 'args(_)', Ts1), append(Ts1, Ts0, Ts)
     ;   Ts = Ts0
+    ).
+
+%  option_value/4 of the whole argument list (args/1) by a written key: the value of that argument, secret
+%  only when the argument is; any other goal given the list is one given every secret it holds
+secret_list_read(option_value(L, K, _, V), T0, T) :-
+    var(L), member(S-'args(_)', T0), S == L, !,
+    (   atom(K), \+ ( secret_extra(X), memberchk(K, X) ), \+ secret_argument_name(K)
+    ->  T = T0
+    ;   ( atom(K) -> N = K ; N = 'args(_)' ), secret_add(V, N, T0, T)
     ).
 
 secret_named([], _, []).
@@ -195,6 +207,7 @@ secret_use(G) :- compound(G), functor(G, N, A),
                     number/1, integer/1, atomic/1, is_list/1]).
 
 secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
+secret_goal(G, _, _, _, T0, T) :- secret_list_read(G, T0, T), !.
 secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
 %  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
