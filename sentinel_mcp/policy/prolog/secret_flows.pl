@@ -80,19 +80,29 @@ secret_pattern([E|Es], X, Ts) :-
     secret_pattern(Es, X, Ts0),
     (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), ( memberchk(N, X) -> true ; secret_argument_name(N) )
     ->  term_variables(V0, Vs), secret_named(Vs, N, Ts1), append(Ts1, Ts0, Ts)
-    ;   X \== [], nonvar(E), E = args(A)  % the whole list holds the tool's secrets (known: its schema's)
+    ;   nonvar(E), E = args(A)  % the whole argument list: what it holds of a secret is read by its name
     ->  term_variables(A, Vs), secret_named(Vs, 'args(_)', Ts1), append(Ts1, Ts0, Ts)
     ;   Ts = Ts0
     ).
 
 %  option_value/4 of the whole argument list (args/1) by a written key: the value of that argument, secret
-%  only when the argument is; any other goal given the list is one given every secret it holds
+%  only when the argument is. For a tool whose schema's secrets are known, any other goal given the list is one
+%  given every secret it holds; at load, when no tool's arguments are known, the list is no secret but what
+%  is read from it by a secret's name (secret_lenient/1: a guard of the device's reads every argument so)
 secret_list_read(option_value(L, K, _, V), T0, T) :-
     var(L), member(S-'args(_)', T0), S == L, !,
     (   atom(K), \+ ( secret_extra(X), memberchk(K, X) ), \+ secret_argument_name(K)
     ->  T = T0
-    ;   ( atom(K) -> N = K ; N = 'args(_)' ), secret_add(V, N, T0, T)
+    ;   atom(K)
+    ->  secret_add(V, K, T0, T)
+    ;   secret_lenient('args(_)')
+    ->  T = T0
+    ;   secret_add(V, 'args(_)', T0, T)
     ).
+
+secret_lenient('args(_)') :- secret_extra([]).
+
+secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, \+ secret_lenient(N), !.
 
 secret_named([], _, []).
 secret_named([V|Vs], N, [V-N|Ts]) :- secret_named(Vs, N, Ts).
@@ -176,7 +186,6 @@ secret_collect(X, G, L, C, P, K, T0, T) :-
     secret_walk(G, C, P, K, T0, TG),
     ( secret_of(X, TG, N) -> secret_add(L, N, T0, T) ; T = T0 ).
 
-secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, !.
 secret_add(X, N, T0, T) :- term_variables(X, Vs),
     foldl([V, A0, A]>>( member(S-_, A0), S == V -> A = A0 ; A = [V-N|A0] ), Vs, T0, T).
 
@@ -206,8 +215,8 @@ secret_use(G) :- compound(G), functor(G, N, A),
                     (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, var/1, nonvar/1, atom/1, string/1,
                     number/1, integer/1, atomic/1, is_list/1]).
 
-secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
 secret_goal(G, _, _, _, T0, T) :- secret_list_read(G, T0, T), !.
+secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
 secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
 %  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
