@@ -22,6 +22,7 @@ from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building 
 from sentinel_mcp.app.missing_extra import install_hint
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.app.idle_trim import trim_when_idle
+from sentinel_mcp.app.listed_secret_flows import check_listed, checking_listings
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.audit_anchor import AnchorLog
@@ -446,7 +447,7 @@ async def _assembled(
         default_session=default_session,
         seal=seal,
     )
-    manager.on_catalog_changed = front.announce_catalog_changed
+    manager.on_catalog_changed = checking_listings(front.announce_catalog_changed, guard, manager.catalog)
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, instance, services, problems)
@@ -465,6 +466,7 @@ async def _assembled(
             if anchoring is not None:  # this chain's head in the anchor outside the data dir, now and then
                 tg.start_soon(anchoring.run)
             await manager_started.wait()
+            await check_listed(guard, manager.catalog)  # the first listing, the guard started
             await (
                 early_spawn.discard()
             )  # every stdio upstream's first spawn was asked for: the rest are strays

@@ -56,16 +56,22 @@ def _spelled(secret: str) -> str:
     return "".join(out) + (r"\\+" if run else "")
 
 
-def mask_secret_values(text: str, secrets: Iterable[str]) -> str:
+def mask_secret_values(text: str, secrets: Iterable[str], *, limit: int = _MAX_STRINGS) -> str:
     """``text`` with each secret (in any escaped spelling: ``_spelled``) put as ``[redacted N chars]``, N the
-    value's length. Longer secrets first, so a secret that holds a shorter one is masked whole."""
+    value's length. Longer secrets first, so a secret that holds a shorter one is masked whole. At most
+    ``limit`` secrets are read (a caller with a bounded list of many principals' values passes its length)."""
     wanted: dict[str, str] = {}
     for n, secret in enumerate(secrets):
-        if n == _MAX_STRINGS:
+        if n == limit:
             break
         if secret:
             wanted.setdefault(secret, mask(secret))
+    # any escaped spelling of a value, its backslashes taken out, is the value with its own taken out: a
+    # value not so in the text is not in it (a substring test: no pattern is built for it)
+    bare = text.replace("\\", "")
     for secret in sorted(wanted, key=len, reverse=True):
+        if secret.replace("\\", "") not in bare:
+            continue
         pattern = _spelled(secret)
         if len(secret) < _ANYWHERE:
             pattern = rf"(?<![^\W_]){pattern}(?![^\W_])"

@@ -47,6 +47,10 @@ _current_max_line: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 _current_name: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "sentinel_spawn_name", default=None
 )
+# the principal whose own process it is (a ``per_principal`` upstream's), whose values mask its lines alone
+_current_principal: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "sentinel_spawn_principal", default=None
+)
 _original_spawn = sdk_stdio._create_platform_compatible_process
 
 
@@ -67,7 +71,8 @@ async def _tracked_spawn(
             # every upstream runs under the reaper: killed with its grandchildren if the gateway dies
             name = _current_name.get() or command
             command, args = early_spawn.reaped_command(command, args, env)
-            stderr = relayed_stderr(name)  # bounded, escapes made visible, named (upstream_stderr.py)
+            # bounded, escapes made visible, named, masked with the values sent to it (upstream_stderr.py)
+            stderr = relayed_stderr(name, _current_principal.get())
             try:
                 if sys.platform == "win32":
                     process = await _original_spawn(command, args, env, stderr, cwd)  # type: ignore[arg-type]
@@ -104,11 +109,13 @@ def tap_pipes(max_line: int | None = None) -> list[Any]:
     return taps
 
 
-def track_groups(launched: anyio.Event | None = None, name: str | None = None) -> list[int]:
+def track_groups(launched: anyio.Event | None = None, name: str | None = None,
+                 principal: str | None = None) -> list[int]:
     """Start recording the process groups spawned from this task (and the tasks it starts); ``launched`` is
     set once a spawn was attempted (the process exists, or could not be started); ``name``: the upstream's,
-    for its stderr's lines."""
+    for its stderr's lines; ``principal``: whose own process it is (None: shared by every caller)."""
     _current_name.set(name)
+    _current_principal.set(principal)
     groups: list[int] = []
     _current_groups.set(groups)
     _current_launched.set(launched)

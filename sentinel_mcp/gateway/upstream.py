@@ -278,7 +278,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         modes = modes_to_try(self.target.protocol, self._mode)
         for mode in modes:
             self._dead = anyio.Event()
-            groups = track_groups(self.launched, self.name)
+            groups = track_groups(self.launched, self.name, self.principal)
             taps = tap_pipes(answer_limit(self.target)) if stdio_caller(self.target) else None
             session = self._session = HttpSession()
             try:

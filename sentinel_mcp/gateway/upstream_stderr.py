@@ -32,8 +32,9 @@ class StderrRelay:
     """Reads one process's stderr pipe (in a daemon thread) and writes what may be shown to Sentinel's
     stderr (``sys.stderr`` as it is when the line is written)."""
 
-    def __init__(self, name: str, read_fd: int) -> None:
+    def __init__(self, name: str, read_fd: int, principal: str | None = None) -> None:
         self.upstream = name  # whose values sent lately are masked in its lines (``sent_secrets.scrubbed``)
+        self.principal = principal  # whose own process it is: only its values mask (None: shared, everyone's)
         self.name = safe_text(name, 80)
         self.fd = read_fd
         self.window_start, self.in_window, self.unshown = time.monotonic(), 0, 0
@@ -74,7 +75,7 @@ class StderrRelay:
         text = raw.decode("utf-8", "backslashreplace").rstrip("\r")
         # the secret values sent to upstreams lately, and any recognisable secret, masked: an upstream that
         # logs the password it was given does not write it into Sentinel's log (``sent_secrets.py``)
-        text = scrubbed(text[:MAX_LINE_CHARS * 4], self.upstream)
+        text = scrubbed(text[:MAX_LINE_CHARS * 4], self.upstream, self.principal)
         self._write(f"[upstream {self.name}] {safe_text(text, MAX_LINE_CHARS)}\n")
 
     def _tell_unshown(self) -> None:
@@ -95,10 +96,10 @@ class StderrRelay:
             pass
 
 
-def relayed_stderr(name: str) -> int:
+def relayed_stderr(name: str, principal: str | None = None) -> int:
     """A pipe's write end for a process's stderr (the caller closes it once the process is spawned), its
-    read end drained by a ``StderrRelay``."""
+    read end drained by a ``StderrRelay``; ``principal``: whose own process it is (None: shared)."""
     read_fd, write_fd = os.pipe()
-    relay = StderrRelay(name, read_fd)
+    relay = StderrRelay(name, read_fd, principal)
     threading.Thread(target=relay.run, name=f"stderr-{relay.name}", daemon=True).start()
     return write_fd

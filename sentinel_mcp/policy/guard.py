@@ -38,6 +38,7 @@ from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments, document_text
 from sentinel_mcp.policy.questions import questions_of, secrets_spelled
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
+from sentinel_mcp.policy.schema_secret_flows import SchemaSecretFlows
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
 from sentinel_mcp.policy.store_upkeep import upkeep
 from sentinel_mcp.storage.location import is_server_url
@@ -93,6 +94,7 @@ class PolicyGuard(AnswerStore, ObserveStep, KeptTurns, Guard):
         self.keep_history = keep_history
         self.rulebases.observers.append(self._remember_load)
         self.knowledge = Knowledge(self.store, self.engine, f"{os.getpid()}x{next(_instances)}", seeds)
+        self.schema_secrets = SchemaSecretFlows(self.engine)
         self.solver = Solver(
             self.knowledge,
             port,
@@ -289,6 +291,8 @@ class PolicyGuard(AnswerStore, ObserveStep, KeptTurns, Guard):
             )
         if self.shared_versions is not None and (behind := self.shared_versions.refusal()) is not None:
             return behind  # behind the cluster's newest version (or unable to tell): every call refused
+        if call.secret_arguments and (leak := await self.schema_secrets.refusal(rb, call)) is not None:
+            return leak  # a rule bound to it shows what the tool's schema declares secret
         # rules bind to the tool's identity (server + its own name: read once), never to its exposed name
         if not rb.info.guards_tool(identity := call.identity) or _policy_read(call, rb):
             if identity in rb.info.read_only:

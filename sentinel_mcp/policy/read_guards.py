@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from sentinel_mcp.core.decision import Allow, Ask, Decision, ToolCall, argument_digest
 from sentinel_mcp.core.port import GatewayPort
+from sentinel_mcp.core.redactor import secret_arguments_of
 from sentinel_mcp.policy.fact_store import Fact
 
 FETCHED = "$fetched"  # the marker a read leaves per binding: '$fetched'(Name, Arity, Tool, json(Arguments))
@@ -52,6 +53,9 @@ def looked_call(
         read_only=ann.read_only_hint if ann else None,
         destructive=ann.destructive_hint if ann else None,
         self_confirming=port.self_confirming(tool) if port is not None else False,
+        # judged as its call is: a rule bound to it that leaks what its schema declares secret denies it
+        # (``schema_secret_flows.py``), and a question spelling such a value is not asked
+        secret_arguments=frozenset(secret_arguments_of(t)),
     )
 
 

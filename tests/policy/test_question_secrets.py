@@ -21,6 +21,7 @@ from sentinel_mcp.config import PolicySettings
 from sentinel_mcp.core.decision import Ask, Deny, ToolCall
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.policy.guard import PolicyGuard
+from sentinel_mcp.policy.schema_secret_flows import LEAKING_GUARD
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,11 +53,12 @@ def secret_call(name: str, arguments: dict, session: str, secret: str = "word") 
                     secret_arguments=frozenset({secret}))
 
 
-def asked_nothing(decision: object, secret: str, name: str, *, common_word: bool = False) -> None:
+def asked_nothing(decision: object, secret: str, name: str, *, common_word: bool = False,
+                  unmet: str = "question_spells_secret") -> None:
     """Denied, naming the argument; the value (unless a common word, which the reason may hold) in no text
     of the decision."""
     assert isinstance(decision, Deny), decision
-    assert decision.unmet == ["question_spells_secret"], decision
+    assert decision.unmet == [unmet], decision
     assert name in decision.reason, decision.reason
     dumped = decision.model_dump_json()
     if common_word:
@@ -80,9 +82,11 @@ async def guard(tmp_path: Path):  # noqa: ANN201
 @pytest.mark.parametrize("password", [SECRET, "a'b\\c\"d-secret-canary"])
 async def test_a_question_a_rulebase_writes_quoting_a_secret_argument_is_not_asked(guard: PolicyGuard,
                                                                                   password: str) -> None:
+    # a rule that puts the argument its schema declares secret into a question is refused before it runs
+    # (schema_secret_flows.py), whatever the value: the spelled value is never asked either way
     for tool in TOOLS:
         decision = await guard.decide(secret_call(tool, {"word": password, "user": "ann"}, f"s-{tool}"))
-        asked_nothing(decision, password, "word")
+        asked_nothing(decision, password, "word", unmet=LEAKING_GUARD)
 
 
 @pytest.mark.parametrize(("tool", "pin"), HIDING)

@@ -62,6 +62,11 @@ LEAKS = {
     "an alias then a piece": _guard("Q = P, sub_atom(Q, 0, 1, _, H), H \\== x, confirmed('~w?', [U])"),
     "a helper that takes a piece": _guard("first(P, F), F \\== x, confirmed('~w?', [U])")
     + "first(P, F) :- sub_atom(P, 0, 1, _, F).\n",
+    # the whole argument list (args/1), the secret read from it by its name
+    "option_value of the whole list": "guard('x__login', [args(A)],\n      ( option_value(A, password, '', "
+    "P), sub_atom(P, 0, 2, _, H), confirmed('~w?', [H]) )).\n",
+    "option_value of the list, a PIN": "guard('x__login', [user = U, args(A)],\n      ( option_value(A, pin, "
+    "0, P), S is P mod 10, confirmed('~w ~w?', [U, S]) )).\n",
 }
 ALLOWED = {
     "compared": _guard("P \\== '', atom_length(P, N), N >= 8, confirmed('Sign ~w in?', [U])"),
@@ -73,6 +78,8 @@ ALLOWED = {
     "a helper given it whole that compares": _guard("is_default(P, D), D == no, confirmed('~w?', [U])")
     + "is_default(P, yes) :- P == changeme.\nis_default(P, no) :- P \\== changeme.\n",
     "an argument named otherwise": _guard("sub_atom(P, 0, 4, _, H), confirmed('~w', [H])", "note"),
+    "another argument of the whole list": "guard('x__login', [args(A)],\n      ( option_value(A, user, '', "
+    "U), sub_atom(U, 0, 2, _, H), confirmed('~w?', [H]) )).\n",
 }
 
 

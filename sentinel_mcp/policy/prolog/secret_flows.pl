@@ -10,46 +10,99 @@
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
     it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
-    spelling the whole value is refused at run time too (policy/questions.secrets_spelled), which is all that
-    covers an argument a tool declares secret only in its schema (not known at load).
+    spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
+    An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
+    redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
+    bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
 */
 
-:- thread_local secret_memo/3, secret_error/3.
+:- thread_local secret_memo/3, secret_error/3, secret_extra/1.
 
 post_load_problem(RB, P) :-
     secret_flow_errors(RB, Es),
     member(e(File, Line, M), Es),
     problem(error, File, Line, M, P).
 
-secret_flow_errors(RB, Es) :-
+secret_flow_errors(RB, Es) :- secret_flow_errors(RB, any, [], Es).
+
+%  sn_schema_secret_flows(+RB, +Tool, +NamesJson, +Limit, -Out): the walk of the guards and effects bound to
+%  Tool (by its name or a prefix*), the arguments NamesJson lists (its schema's secrets) secret as well as
+%  those named secret; Out {errors: [{file, line, message}]}, or {unfinished: Why} past Limit inferences
+sn_schema_secret_flows(RB, Tool, NamesJson, Limit, Out) :-
+    from_json_atom(NamesJson, Names0), include(atom, Names0, Names),
+    (   catch(call_with_inference_limit(secret_flow_errors(RB, tool(Tool), Names, Es), Limit, R), E, true)
+    ->  true
+    ;   R = failed
+    ),
+    (   nonvar(E)
+    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+        message_to_codes_safe(E, M0), format(atom(M), '~w', [M0]), to_json_atom(json([unfinished=M]), Out)
+    ;   R == failed
+    ->  to_json_atom(json([unfinished='the walk failed']), Out)
+    ;   R == inference_limit_exceeded
+    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+        to_json_atom(json([unfinished='the walk did not end within its inference limit']), Out)
+    ;   findall(json([file=F, line=L, message=M]), member(e(F, L, M), Es), Js),
+        to_json_atom(json([errors=Js]), Out)
+    ).
+
+%  which declarations a walk reads: every one (at load), or those bound to one tool
+secret_bound(any, _).
+secret_bound(tool(Tool), D) :- ( D = guard(T, _, _) ; D = effect(T, _, _) ), atom(T),
+    ( T == Tool -> true ; atom_concat(P, '*', T), atom_concat(P, _, Tool) ), !.
+
+secret_flow_errors(RB, Which, Extra, Es) :-
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+    retractall(secret_extra(_)), assertz(secret_extra(Extra)),
     findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
     keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases),
-    forall(( RB:'$src'(decl, D, F, L), secret_root(D, Ts, Body) ),
+    forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
            secret_walk(Body, Ctx, F-L, [], Ts, _)),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
-    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)).
+    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
-secret_root(guard(_, Pat, Body), Ts, Body) :- is_list(Pat), secret_pattern(Pat, Ts), Ts \== [].
-secret_root(effect(_, Pat, Acts), Ts, Writes) :- is_list(Pat), is_list(Acts), secret_pattern(Pat, Ts), Ts \== [],
-    secret_writes(Acts, Writes).
+%  (Extra: the names a tool's schema declares secret, [] at load)
+secret_root(guard(_, Pat, Body), X, Ts, Body) :- is_list(Pat), secret_pattern(Pat, X, Ts), Ts \== [].
+secret_root(effect(_, Pat, Acts), X, Ts, Writes) :- is_list(Pat), is_list(Acts), secret_pattern(Pat, X, Ts),
+    Ts \== [], secret_writes(Acts, Writes).
 
 secret_writes([], true).
 secret_writes([X|Xs], G) :-
     secret_writes(Xs, G0),
     ( nonvar(X), ( X = establish(H) ; X = establish(H, _) ) -> G = ('$secret_writes'(H), G0) ; G = G0 ).
 
-secret_pattern([], []).
-secret_pattern([E|Es], Ts) :-
-    secret_pattern(Es, Ts0),
-    (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), secret_argument_name(N)
+secret_pattern([], _, []).
+secret_pattern([E|Es], X, Ts) :-
+    secret_pattern(Es, X, Ts0),
+    (   nonvar(E), E = (N0 = V0), text_to_atom_safe(N0, N), ( memberchk(N, X) -> true ; secret_argument_name(N) )
     ->  term_variables(V0, Vs), secret_named(Vs, N, Ts1), append(Ts1, Ts0, Ts)
+    ;   nonvar(E), E = args(A)  % the whole argument list: what it holds of a secret is read by its name
+    ->  term_variables(A, Vs), secret_named(Vs, 'args(_)', Ts1), append(Ts1, Ts0, Ts)
     ;   Ts = Ts0
     ).
+
+%  option_value/4 of the whole argument list (args/1) by a written key: the value of that argument, secret
+%  only when the argument is. For a tool whose schema's secrets are known, any other goal given the list is one
+%  given every secret it holds; at load, when no tool's arguments are known, the list is no secret but what
+%  is read from it by a secret's name (secret_lenient/1: a guard of the device's reads every argument so)
+secret_list_read(option_value(L, K, _, V), T0, T) :-
+    var(L), member(S-'args(_)', T0), S == L, !,
+    (   atom(K), \+ ( secret_extra(X), memberchk(K, X) ), \+ secret_argument_name(K)
+    ->  T = T0
+    ;   atom(K)
+    ->  secret_add(V, K, T0, T)
+    ;   secret_lenient('args(_)')
+    ->  T = T0
+    ;   secret_add(V, 'args(_)', T0, T)
+    ).
+
+secret_lenient('args(_)') :- secret_extra([]).
+
+secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, \+ secret_lenient(N), !.
 
 secret_named([], _, []).
 secret_named([V|Vs], N, [V-N|Ts]) :- secret_named(Vs, N, Ts).
@@ -133,7 +186,6 @@ secret_collect(X, G, L, C, P, K, T0, T) :-
     secret_walk(G, C, P, K, T0, TG),
     ( secret_of(X, TG, N) -> secret_add(L, N, T0, T) ; T = T0 ).
 
-secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, !.
 secret_add(X, N, T0, T) :- term_variables(X, Vs),
     foldl([V, A0, A]>>( member(S-_, A0), S == V -> A = A0 ; A = [V-N|A0] ), Vs, T0, T).
 
@@ -163,6 +215,7 @@ secret_use(G) :- compound(G), functor(G, N, A),
                     (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, var/1, nonvar/1, atom/1, string/1,
                     number/1, integer/1, atomic/1, is_list/1]).
 
+secret_goal(G, _, _, _, T0, T) :- secret_list_read(G, T0, T), !.
 secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
 secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
