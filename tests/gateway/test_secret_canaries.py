@@ -25,9 +25,9 @@ pytestmark = pytest.mark.timeout(180)
 SERVER = str(Path(__file__).with_name("secret_server.py"))
 PASSWORD = "Canary-Pw-4417-xq"
 TOKEN = "canary-owner-token-8812-zz"
-CONSOLE = "canary-console-secret-5530"
+CONSOLE = "canary-console-secret-55qk"
 TOOLS = ("login", "denied_login", "failing_login", "hanging_login", "set_password", "asking_login")
-CANARIES = (PASSWORD, TOKEN, CONSOLE, "4417-xq", "8812-zz", "5530")
+CANARIES = (PASSWORD, TOKEN, CONSOLE, "4417-xq", "8812-zz", "55qk")
 
 
 def leaks(text: str) -> list[str]:
