@@ -38,6 +38,7 @@ from sentinel_mcp.core.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
+from sentinel_mcp.gateway.relayed_roots import NARROWED, relayed_roots
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
@@ -231,9 +232,20 @@ class PushRelays:
 
     async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
         async def ask(link: CallerLink) -> Any:  # bounded, its answer decided again (midcall_answers.py)
-            return await asked(link, link.list_roots, partial(self._too_many_questions, link, ROOTS), ROOTS)
+            answer = await asked(link, link.list_roots, partial(self._too_many_questions, link, ROOTS), ROOTS)
+            return marked(await self.relayed_roots(link, answer), link.answers_as)
 
         return cast("ListRootsResult | ErrorData", await self._relayed("a roots request", ROOTS, ask))
+
+    async def relayed_roots(self, link: CallerLink | None, answer: Any) -> Any:
+        """A client's answer to this upstream's roots request as the upstream gets it, rebuilt within bounds
+        (``relayed_roots``); what was left out goes into the call's audit row before the upstream hears."""
+        relayed = relayed_roots(answer)
+        hook = self.hooks.push_refused
+        if relayed.why is not None and hook is not None:
+            call = link.call_of if link is not None else None
+            await hook(cast("Upstream", self), ROOTS, NARROWED, f"sentinel: {relayed.why}", call)
+        return relayed.answer
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()
