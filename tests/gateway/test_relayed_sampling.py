@@ -146,7 +146,8 @@ async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(da
 
     flags = ["--greedy"] + ([] if era == "handshake" else ["--modern-only"])
     if transport == "stdio":
-        r = await _peeked(data_dir, {"command": sys.executable, "args": [UPSTREAM, *flags]}, cap, mode, sampling)
+        stdio = {"command": sys.executable, "args": [UPSTREAM, *flags]}
+        r = await _peeked(data_dir, stdio, cap, mode, sampling)
     else:
         with served_http(UPSTREAM, *flags) as url:
             r = await _peeked(data_dir, {"url": url}, cap, mode, sampling)
