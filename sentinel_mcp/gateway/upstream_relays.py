@@ -93,8 +93,10 @@ class PushRelays:
         return None if target is None else target[1]
 
     def _push_target(self) -> tuple[_InFlight, CallerLink] | None:
-        """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
-        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
+        """The call a pushed request belongs to. In-process, the calling task's link names it exactly, as it
+        does a lean HTTP call's request on the call's own stream (one naming no call came on the server's
+        standalone stream: about no call, refused, whatever is in flight); over stdio (and the SDK's HTTP
+        path) a push carries nothing that names its call, so route only when one call is in flight,
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
         asked with its oldest call that is not asking already (on its stream, in its next held round, or in
         the console inbox), the question marked as naming no call (``shared_note``), as is a refused answer's
@@ -107,7 +109,9 @@ class PushRelays:
             return next(((f, link) for f in self._inflight.values() if f.link is link), None)
         if self.callers.several:
             return None
-        flights = list(self._inflight.values())  # in the order the calls started
+        # in the order the calls started; a call sent as one POST is named by its own stream's requests, so
+        # one naming no call came on the server's standalone stream and is none of its (``_InFlight``)
+        flights = [f for f in self._inflight.values() if not f.streamed]
         if len(flights) == 1:
             return flights[0], flights[0].link
         if not flights:
@@ -126,6 +130,9 @@ class PushRelays:
             why = "it names no call and this server's connection has carried calls of more than one principal"
         elif not self._inflight:
             why = "no call to it is in progress"
+        elif all(f.streamed for f in self._inflight.values()):
+            why = ("it came on no call's stream (the server's own stream carries requests about no call), "
+                   "and no call to it is in progress otherwise")
         else:
             why = (
                 f"it names no call and {len(self._inflight)} calls are in flight, not all one client's "

@@ -89,6 +89,8 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("hidden_question", "A question whose words hold a real right-to-left override (HIDDEN_QUESTION)"),
     ("complete", "The completion notice of the URL elicitation whose id is tag (asked or not)"),
     ("link_echo", "URL-mode elicitation; says the action and the content it was answered with"),
+    ("between", "Asks as reading relay://between does, naming no call (over HTTP: on the standalone stream)"),
+    ("heard", "How many notifications/roots/list_changed this server has heard"),
 )]
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
@@ -99,6 +101,7 @@ def _text(value: str, error: bool = False) -> CallToolResult:
 
 def build_server() -> Server:
     watchers: list[Any] = []
+    roots_changed: list[object] = []
 
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=TOOLS)
@@ -153,6 +156,10 @@ def build_server() -> Server:
                 r = await ctx.session.elicit_url("Open", "https://example.com/x", f"echo-{tag}",
                                                  related_request_id=related)
                 return _text(f"link_echo:{r.action}:{r.content!r}")
+            if params.name == "heard":
+                return _text(str(len(roots_changed)))
+            if params.name == "between":
+                return _text(await _asked_between(ctx))
             if params.name == "complete":
                 await ctx.session.send_elicit_complete(str(tag), related_request_id=related)
                 return _text("completed")
@@ -200,6 +207,9 @@ def build_server() -> Server:
         watchers.clear()
         return EmptyResult()
 
+    async def roots_list_changed(ctx: ServerRequestContext, params: object) -> None:
+        roots_changed.append(params)
+
     return Server(
         "relay",
         version="1.0",
@@ -209,6 +219,7 @@ def build_server() -> Server:
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
+        on_roots_list_changed=roots_list_changed,
     )
 
 

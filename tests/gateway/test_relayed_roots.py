@@ -20,6 +20,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.relayed_roots import MAX_ROOTS, ROOT_URI_CHARS, relayed_roots
 
 from .helpers import make_config, served_http
+from .relay_server import build_server
 
 RELAY = str(Path(__file__).with_name("relay_server.py"))
 GOOD = "file:///home/user/project"
@@ -142,3 +143,30 @@ async def test_a_hostile_clients_roots_reach_the_upstream_rebuilt_and_bounded(da
     reasons = " ".join(str(row.get("error") or "") + str(row.get("reason") or "") for row in said)
     assert "roots not relayed to the upstream" in reasons and "on another host" in reasons, rows
     assert f"past the first {MAX_ROOTS}" in reasons, reasons
+
+
+async def test_a_clients_flood_of_roots_list_changed_reaches_no_upstream(data_dir):
+    """A client's ``notifications/roots/list_changed`` names its own roots, which an upstream learns only
+    by asking during a call (the calling client's, rebuilt: above): 10,000 of them are dropped at the
+    gateway, the upstream hears none (never one client's change as another's), and calls go on."""
+    server = {"command": sys.executable, "args": [RELAY]}
+
+    async def roots(ctx: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=GOOD)])  # type: ignore[arg-type]
+
+    async with Client(build_server(), mode="legacy", list_roots_callback=roots) as direct:
+        await direct.session.send_roots_list_changed()  # the upstream counts what it hears, directly
+        with anyio.fail_after(10):
+            while (await direct.call_tool("heard", {})).content[0].text != "1":
+                await anyio.sleep(0.01)
+
+    async with running_gateway(make_config(data_dir, servers={"rl": server})) as rt:
+        up = rt.manager.upstreams["rl"]
+        with anyio.fail_after(30):
+            while up.state != "ready":
+                await anyio.sleep(0.05)
+        async with Client(rt.front.server, mode="legacy", list_roots_callback=roots) as c:
+            for _ in range(10_000):
+                await c.session.send_roots_list_changed()
+            assert (await c.call_tool("rl__roots", {})).content[0].text == GOOD
+            assert (await c.call_tool("rl__heard", {})).content[0].text == "0"
