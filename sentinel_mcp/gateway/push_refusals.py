@@ -7,8 +7,9 @@ Bounded: an upstream flooding pushes must not flood the disk. Per upstream, with
 seconds the first ``BURST`` refusals are written one by one (each before the upstream hears of it); the rest
 are counted by (principal, kind, cause) and written as one row each when the window ends (at that upstream's
 next refusal after it, or when the gateway stops). So one upstream adds at most ``BURST`` rows plus one per
-(principal, kind, cause) it refused in a window; the causes are four, the kinds three, and the principals
-counted per window at most ``MAX_KEYS`` (the rest are summed under no principal).
+(principal, kind, cause) it refused in a window; the causes are a few (``relayed_roots.NARROWED`` among
+them: roots left out of an answer), the kinds three, and the principals counted per window at most
+``MAX_KEYS`` (the rest are summed under no principal).
 """
 
 from __future__ import annotations

@@ -67,6 +67,9 @@ class _InFlight:
     deadline: StepDeadline | None = None
     garbage: str | None = None  # the upstream sent something that is not MCP while this call waited
     who: str | None = None  # whose call it is: its notices' share of the upstream's (notice_queue.py)
+    # sent as one POST (the lean path over streamable HTTP): its own requests come on its own stream, read in
+    # its task, which names it; one that names no call is on the server's standalone stream, never this one's
+    streamed: bool = False
 
 
 
@@ -317,6 +320,7 @@ class UpstreamCalls:
             if lean is not None and input_responses is None and request_state is None and (
                 lean.usable(client)
             ):
+                flight.streamed = isinstance(lean, LeanCaller)
                 return await lean.call_tool(
                     tool, arguments, meta, self._on_log, on_progress, self._on_message
                 )

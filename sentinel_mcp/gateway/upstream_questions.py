@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from mcp.types import CreateMessageRequest, ElicitRequest, ErrorData, InputRequiredResult, ListRootsRequest
 
@@ -16,9 +16,12 @@ from sentinel_mcp.gateway.midcall_answers import asked
 log = logging.getLogger(__name__)
 
 
-async def answer_upstream_push(link: CallerLink, result: InputRequiredResult) -> dict[str, Any] | str | None:
+async def answer_upstream_push(link: CallerLink, result: InputRequiredResult,
+                               relayed: Callable[[Any], Awaitable[Any]] | None = None,
+                               ) -> dict[str, Any] | str | None:
     """A 2026-era upstream's input requests asked of a handshake-era client: the replies, or why there are
-    none (a refusal's message; None when one cannot be relayed at all)."""
+    none (a refusal's message; None when one cannot be relayed at all). ``relayed(answer)``: a roots answer
+    as the upstream may get it (``PushRelays.relayed_roots``)."""
     answers: dict[str, Any] = {}
     for key, req in (result.input_requests or {}).items():
         # bounded, an answer that lets the call act decided again (midcall_answers.py)
@@ -28,6 +31,8 @@ async def answer_upstream_push(link: CallerLink, result: InputRequiredResult) ->
             answer = await asked(link, lambda: link.sample(req.params), kind=SAMPLING)
         elif isinstance(req, ListRootsRequest):
             answer = await asked(link, link.list_roots, kind=ROOTS)
+            if relayed is not None:
+                answer = await relayed(answer)
         else:
             return None
         if isinstance(answer, ErrorData):  # not relayed, or a reply that did not fit the question

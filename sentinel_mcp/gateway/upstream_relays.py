@@ -38,6 +38,7 @@ from sentinel_mcp.core.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.relayed_answer import relayed_answer
+from sentinel_mcp.gateway.relayed_roots import NARROWED, relayed_roots
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
@@ -92,8 +93,10 @@ class PushRelays:
         return None if target is None else target[1]
 
     def _push_target(self) -> tuple[_InFlight, CallerLink] | None:
-        """The call a pushed request belongs to. In-process, the calling task's link names it exactly;
-        over stdio/HTTP a push carries nothing that names its call, so route only when one call is in flight,
+        """The call a pushed request belongs to. In-process, the calling task's link names it exactly, as it
+        does a lean HTTP call's request on the call's own stream (one naming no call came on the server's
+        standalone stream: about no call, refused, whatever is in flight); over stdio (and the SDK's HTTP
+        path) a push carries nothing that names its call, so route only when one call is in flight,
         or when every call in flight is one party's (one client session: ``party_turns.py``): the party is
         asked with its oldest call that is not asking already (on its stream, in its next held round, or in
         the console inbox), the question marked as naming no call (``shared_note``), as is a refused answer's
@@ -106,7 +109,9 @@ class PushRelays:
             return next(((f, link) for f in self._inflight.values() if f.link is link), None)
         if self.callers.several:
             return None
-        flights = list(self._inflight.values())  # in the order the calls started
+        # in the order the calls started; a call sent as one POST is named by its own stream's requests, so
+        # one naming no call came on the server's standalone stream and is none of its (``_InFlight``)
+        flights = [f for f in self._inflight.values() if not f.streamed]
         if len(flights) == 1:
             return flights[0], flights[0].link
         if not flights:
@@ -125,6 +130,9 @@ class PushRelays:
             why = "it names no call and this server's connection has carried calls of more than one principal"
         elif not self._inflight:
             why = "no call to it is in progress"
+        elif all(f.streamed for f in self._inflight.values()):
+            why = ("it came on no call's stream (the server's own stream carries requests about no call), "
+                   "and no call to it is in progress otherwise")
         else:
             why = (
                 f"it names no call and {len(self._inflight)} calls are in flight, not all one client's "
@@ -231,9 +239,20 @@ class PushRelays:
 
     async def _on_roots(self, ctx: ClientRequestContext) -> ListRootsResult | ErrorData:
         async def ask(link: CallerLink) -> Any:  # bounded, its answer decided again (midcall_answers.py)
-            return await asked(link, link.list_roots, partial(self._too_many_questions, link, ROOTS), ROOTS)
+            answer = await asked(link, link.list_roots, partial(self._too_many_questions, link, ROOTS), ROOTS)
+            return marked(await self.relayed_roots(link, answer), link.answers_as)
 
         return cast("ListRootsResult | ErrorData", await self._relayed("a roots request", ROOTS, ask))
+
+    async def relayed_roots(self, link: CallerLink | None, answer: Any) -> Any:
+        """A client's answer to this upstream's roots request as the upstream gets it, rebuilt within bounds
+        (``relayed_roots``); what was left out goes into the call's audit row before the upstream hears."""
+        relayed = relayed_roots(answer)
+        hook = self.hooks.push_refused
+        if relayed.why is not None and hook is not None:
+            call = link.call_of if link is not None else None
+            await hook(cast("Upstream", self), ROOTS, NARROWED, f"sentinel: {relayed.why}", call)
+        return relayed.answer
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()

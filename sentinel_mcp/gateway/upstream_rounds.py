@@ -8,6 +8,7 @@ takes to answer is added to the call's ``ask_s``: it is not the upstream's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mcp.types import CallToolResult, InputRequiredResult
@@ -75,13 +76,16 @@ async def _rounds(
     # a 2026-era client's answers to the upstream's questions, marked with who gave them (never as the client
     # says); the upstream's questions asked meanwhile are marked the same way below
     state = req.upstream_state  # what the call's continuations asked before (none on its first round)
+    theirs = req.upstream_input
+    if theirs:  # a roots answer among them rebuilt within bounds, as a pushed one is
+        theirs = {key: await up.relayed_roots(req.link, value) for key, value in theirs.items()}
     chain = chain_questions.FRESH if state is None else chain_questions.opened(state)
     result = await up.call_tool(
         call.tool,
         call.arguments,
         link=link,
         progress=req.progress,
-        input_responses=marked_responses(req.upstream_input, answerer(req.link)),
+        input_responses=marked_responses(theirs, answerer(req.link)),
         request_state=chain.upstream,
         meta=meta,
         principal=call.principal,
@@ -112,7 +116,7 @@ async def _rounds(
         if rounds > MAX_UPSTREAM_INPUT_ROUNDS:
             raise UpstreamCallError(f"upstream {up.name} kept asking for input ({rounds} rounds)")
         asked = call_timings.now()
-        responses = await answer_upstream_push(link, result)
+        responses = await answer_upstream_push(link, result, partial(up.relayed_roots, link))
         timings.ask_s += call_timings.now() - asked
         if not isinstance(responses, dict):
             return Unrelayed(

@@ -76,3 +76,17 @@ def sentinel_http(tmp: Path, config: dict[str, Any]) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop_process(proc)
+
+
+@contextmanager
+def served_http(script: str, *args: str) -> Iterator[str]:
+    """A test upstream ``script`` serving streamable HTTP on 127.0.0.1 (``script --http PORT *args``) as a
+    process; yields its /mcp URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, script, "--http", str(port), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/mcp", proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_process(proc)

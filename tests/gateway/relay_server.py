@@ -3,7 +3,10 @@ sampling, roots, URL-mode elicitation with its completion notice, progress aroun
 updates to subscribers.
 
 stdio: python relay_server.py [--modern-only]    in-process: build_server()
+HTTP: python relay_server.py --http PORT         (streamable HTTP on 127.0.0.1)
 ``--modern-only`` refuses the handshake (``initialize``), like an upstream that speaks only 2026-07-28.
+Reading ``relay://between`` asks the client (a question, a sampling request, roots) in no tool call: what an
+upstream sends between calls; the text read says how each request was answered.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import gc
 if __name__ == "__main__":
     gc.disable()  # as a program its imports build long-lived objects only: no collector passes over them
 
+import json
 import sys
 import warnings
 from typing import Any
@@ -39,6 +43,7 @@ from mcp.types import (
     ToolAnnotations,
     UnsubscribeRequestParams,
 )
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 RO = ToolAnnotations(read_only_hint=True)
@@ -74,6 +79,7 @@ NAMED_FORM: dict[str, Any] = {"type": "object", "required": ["ok"], "properties"
 TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d in (
     ("sample", "Asks the client's model (sampling/createMessage)"),
     ("roots", "Asks the client for its roots"),
+    ("roots_json", "Asks the client for its roots; says the answer as it came, as JSON"),
     ("sign_in", "URL-mode elicitation, then the completion notice"),
     ("open_link", "URL-mode elicitation of LINKS[tag] (a message and a link, some hostile)"),
     ("form_words", "A form whose field words hide characters (FORM)"),
@@ -83,6 +89,8 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("hidden_question", "A question whose words hold a real right-to-left override (HIDDEN_QUESTION)"),
     ("complete", "The completion notice of the URL elicitation whose id is tag (asked or not)"),
     ("link_echo", "URL-mode elicitation; says the action and the content it was answered with"),
+    ("between", "Asks as reading relay://between does, naming no call (over HTTP: on the standalone stream)"),
+    ("heard", "How many notifications/roots/list_changed this server has heard"),
 )]
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
@@ -93,11 +101,20 @@ def _text(value: str, error: bool = False) -> CallToolResult:
 
 def build_server() -> Server:
     watchers: list[Any] = []
+    roots_changed: list[object] = []
 
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=TOOLS)
 
-    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+        if params.name == "roots_json" and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            from mcp.types import InputRequiredResult, ListRootsRequest
+
+            said = (params.input_responses or {}).get("r")  # the 2026 era asks by input request
+            if said is None:
+                return InputRequiredResult(input_requests={"r": ListRootsRequest()}, request_state="r1")
+            return _text(json.dumps(said if isinstance(said, dict) else said.model_dump(
+                mode="json", by_alias=True, exclude_none=True)))
         tag = (params.arguments or {}).get("tag", "")
         related = ctx.request_id
         try:
@@ -107,12 +124,14 @@ def build_server() -> Server:
                     [SamplingMessage(role="user", content=TextContent(type="text", text=f"prompt {tag}"))],
                     max_tokens=20, related_request_id=related)
                 return _text(f"{tag}<-{r.content.text}")
-            if params.name == "roots":
+            if params.name in ("roots", "roots_json"):
                 from mcp.shared.message import ServerMessageMetadata
                 from mcp.types import ListRootsRequest, ListRootsResult
 
                 r = await ctx.session.send_request(ListRootsRequest(), ListRootsResult,
                                                    metadata=ServerMessageMetadata(related_request_id=related))
+                if params.name == "roots_json":
+                    return _text(r.model_dump_json(by_alias=True, exclude_none=True))
                 return _text(",".join(str(root.uri) for root in r.roots))
             if params.name == "sign_in":
                 r = await ctx.session.elicit_url(
@@ -137,6 +156,10 @@ def build_server() -> Server:
                 r = await ctx.session.elicit_url("Open", "https://example.com/x", f"echo-{tag}",
                                                  related_request_id=related)
                 return _text(f"link_echo:{r.action}:{r.content!r}")
+            if params.name == "heard":
+                return _text(str(len(roots_changed)))
+            if params.name == "between":
+                return _text(await _asked_between(ctx))
             if params.name == "complete":
                 await ctx.session.send_elicit_complete(str(tag), related_request_id=related)
                 return _text("completed")
@@ -167,12 +190,14 @@ def build_server() -> Server:
     async def list_resources(
         ctx: ServerRequestContext, params: PaginatedRequestParams | None
     ) -> ListResourcesResult:
-        return ListResourcesResult(resources=[Resource(uri="relay://watched", name="watched")])
+        return ListResourcesResult(resources=[Resource(uri="relay://watched", name="watched"),
+                                              Resource(uri="relay://between", name="between")])
 
     async def read_resource(
         ctx: ServerRequestContext, params: ReadResourceRequestParams
     ) -> ReadResourceResult:
-        return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text="watched")])
+        text = "watched" if str(params.uri) != "relay://between" else await _asked_between(ctx)
+        return ReadResourceResult(contents=[TextResourceContents(uri=params.uri, text=text)])
 
     async def subscribe(ctx: ServerRequestContext, params: SubscribeRequestParams) -> EmptyResult:
         watchers.append(ctx.session)
@@ -181,6 +206,9 @@ def build_server() -> Server:
     async def unsubscribe(ctx: ServerRequestContext, params: UnsubscribeRequestParams) -> EmptyResult:
         watchers.clear()
         return EmptyResult()
+
+    async def roots_list_changed(ctx: ServerRequestContext, params: object) -> None:
+        roots_changed.append(params)
 
     return Server(
         "relay",
@@ -191,7 +219,28 @@ def build_server() -> Server:
         on_read_resource=read_resource,
         on_subscribe_resource=subscribe,
         on_unsubscribe_resource=unsubscribe,
+        on_roots_list_changed=roots_list_changed,
     )
+
+
+async def _asked_between(ctx: ServerRequestContext) -> str:
+    """A question, a sampling request and a roots request sent naming no call: how each was answered."""
+    from mcp.types import ListRootsRequest, ListRootsResult
+
+    asks = {
+        "elicitation": lambda: ctx.session.elicit_form(
+            "Sentinel: approve?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+        "sampling": lambda: ctx.session.create_message(
+            [SamplingMessage(role="user", content=TextContent(type="text", text="between"))], max_tokens=10),
+        "roots": lambda: ctx.session.send_request(ListRootsRequest(), ListRootsResult),
+    }
+    said = []
+    for kind, ask in asks.items():
+        try:
+            said.append(f"{kind}: answered {type(await ask()).__name__}")
+        except MCPError as e:
+            said.append(f"{kind}: refused {e.message}")
+    return "\n".join(said)
 
 
 def refuse_handshake(server: Server) -> Server:
@@ -204,7 +253,14 @@ def refuse_handshake(server: Server) -> Server:
     return server
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] == ["--http"]:
+    import uvicorn
+
+    gc.enable()  # a server that lives the whole test
+
+    uvicorn.run(build_server().streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]),
+                log_level="warning")
+elif __name__ == "__main__":
     gc.freeze()  # exit without collecting the imports' objects (~0.1-1 s): a test's gateway waits for it
     gc.enable()
     from mcp.server.stdio import stdio_server

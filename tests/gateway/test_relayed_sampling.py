@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -18,7 +19,7 @@ from mcp.types import CreateMessageResult, TextContent
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.display_text import is_hidden, shown
 
-from .helpers import make_config
+from .helpers import make_config, served_http
 from .sampling_upstream import PROMPT, SMUGGLED, SYSTEM
 
 SHOWN_TAIL = shown(SMUGGLED[1:], len(SMUGGLED)).text
@@ -125,25 +126,37 @@ def test_what_a_server_may_ask_through_sentinel_by_default():
     assert permitted_relays(StdioServer(command="x", relays=[])) == set()
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ["handshake", "2026"])
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("cap", [None, 100])
-async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(data_dir, era, mode, cap):
+async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(data_dir, transport, era, mode,
+                                                                              cap):
     """An upstream asks for 10^9 tokens, a temperature of 1e300, 10,000 stop sequences and model hints,
-    provider ``metadata``: the client gets the server's ``max_sampling_tokens`` (4096 by default), no
-    temperature, the first few stop sequences and hints that read as written, and no metadata. Every path,
-    both eras of client. (Priorities out of 0..1 the SDK refuses on the wire; the table below has them.)"""
-    from sentinel_mcp.gateway.sampling_fields import (DEFAULT_MAX_SAMPLING_TOKENS, MAX_HINTS,
-                                                      MAX_STOP_SEQUENCES)
-
+    provider ``metadata``, a system prompt in Sentinel's voice: the client gets the server's
+    ``max_sampling_tokens`` (4096 by default), no temperature, the first few stop sequences and hints that
+    read as written, no metadata, the prompt after the server's mark. Every path, over stdio and over
+    streamable HTTP (the lean call path reads a push off the call's own stream), both eras of client.
+    (Priorities out of 0..1 the SDK refuses on the wire; the table below has them.)"""
     seen = []
 
     async def sampling(ctx, params):  # noqa: ANN001
         seen.append(params)
         return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
 
-    args = [UPSTREAM, "--greedy"] + ([] if era == "handshake" else ["--modern-only"])
-    server = {"command": sys.executable, "args": args}
+    flags = ["--greedy"] + ([] if era == "handshake" else ["--modern-only"])
+    if transport == "stdio":
+        stdio = {"command": sys.executable, "args": [UPSTREAM, *flags]}
+        r = await _peeked(data_dir, stdio, cap, mode, sampling)
+    else:
+        with served_http(UPSTREAM, *flags) as url:
+            r = await _peeked(data_dir, {"url": url}, cap, mode, sampling)
+    assert r.content[0].text == "peeked: ok", r.content[0].text
+    (params,) = seen
+    _assert_narrowed(params, cap)
+
+
+async def _peeked(data_dir: Path, server: dict[str, Any], cap: int | None, mode: str, sampling: Any) -> Any:
     if cap is not None:
         server["max_sampling_tokens"] = cap
     async with running_gateway(make_config(data_dir, servers={"hs": server})) as rt:
@@ -152,9 +165,15 @@ async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(da
             while up.state != "ready":
                 await anyio.sleep(0.05)
         async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
-            r = await c.call_tool("hs__peek", {})
-    assert r.content[0].text == "peeked: ok", r.content[0].text
-    (params,) = seen
+            return await c.call_tool("hs__peek", {})
+
+
+def _assert_narrowed(params: Any, cap: int | None) -> None:
+    from sentinel_mcp.gateway.sampling_fields import (DEFAULT_MAX_SAMPLING_TOKENS, MAX_HINTS,
+                                                      MAX_STOP_SEQUENCES)
+
+    assert params.system_prompt.startswith("[This request comes from the server hs through Sentinel, not")
+    assert params.meta is None
     assert params.max_tokens == (cap or DEFAULT_MAX_SAMPLING_TOKENS)  # asked for 10^9
     assert params.temperature is None and params.metadata is None and params.task is None
     assert params.include_context == "none"
