@@ -58,6 +58,11 @@ def loader_files(files: list[str]) -> list[str] | dict[str, object]:
     return include_plan([Path(f) for f in files]).loader_argument(list(files))
 
 
+def include_name(name: str) -> bool:
+    """Whether ``name`` is one an include may give (and a replica may write an included file under)."""
+    return len(name) <= MAX_NAME and _NAME.fullmatch(name) is not None
+
+
 def declared_includes(text: str) -> list[tuple[int, str]]:
     """Each line (1-based) that reads as an include declaration, and the name it gives."""
     out = []
@@ -115,7 +120,7 @@ def _walk(plan: IncludePlan, path: Path, root: str, depth: int, seen: set[str]) 
 
 def _refusal(path: Path, name: str, root: str, depth: int, seen: set[str],
              count: int) -> tuple[str | None, Path | None]:
-    if len(name) > MAX_NAME or not _NAME.fullmatch(name):
+    if not include_name(name):
         return f"not a name of a rulebase file: {HOW}", None
     if depth > MAX_DEPTH:
         return f"included more than {MAX_DEPTH} deep", None

@@ -1,7 +1,7 @@
-"""``:- include_rules('bags.pl').``: another rulebase file read as if its text stood at the declaration, through
-every check of the including file's text, each problem naming the included file and its line; and confined:
-a relative name of a file in the configured file's directory or below, a regular file within the loader's
-bound, each file once, no cycle, a bounded depth and count (rulebase_includes.py, rulebase_includes.pl).
+"""``:- include_rules('bags.pl').``: another rulebase file read as if its text stood at the declaration,
+through every check of the including file's text, each problem naming the included file and its line; and
+confined: a relative name of a file in the configured file's directory or below, a regular file within the
+loader's bound, each file once, no cycle, a bounded depth and count (rulebase_includes.py and .pl).
 
 Before, the declaration was a directive the loader did not run (a warning): the rules of a file it named were
 not in force, and nothing read its name."""
@@ -62,8 +62,8 @@ async def test_an_included_files_problems_name_it_and_its_line(tmp_path: Path) -
 async def test_an_included_text_is_its_includers_own_but_not_another_configured_files(tmp_path: Path) -> None:
     """A predicate, base predicate or option shared with an included file is one file's; a second configured
     file still cannot add to them without consent."""
-    main = rulebase(tmp_path, ":- include_rules('more.pl').\nok(a).\nguard('t__w', [], (ok(X), option(open))).\n"
-                    "fact(seen/1).\n",
+    main = rulebase(tmp_path, ":- include_rules('more.pl').\nok(a).\n"
+                    "guard('t__w', [], (ok(X), option(open))).\nfact(seen/1).\n",
                     more="ok(b).\noption(open).\nseed(seen(x)).\n")
     assert [p for p in await check_files(shared_engine(), [main]) if p.severity == "error"] == []
     other = main.parent / "other.pl"
@@ -126,8 +126,8 @@ async def test_a_declaration_in_a_comment_or_a_quoted_text_is_refused(tmp_path: 
 async def test_a_symlink_leading_out_is_refused_one_inside_is_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside.pl"
     outside.write_text(GUARD)
-    main = rulebase(tmp_path, "read_only('t__r').\n:- include_rules('out.pl').\n:- include_rules('etc/x.pl').\n"
-                    ":- include_rules('in.pl').\n", real=GUARD)
+    main = rulebase(tmp_path, "read_only('t__r').\n:- include_rules('out.pl').\n"
+                    ":- include_rules('etc/x.pl').\n:- include_rules('in.pl').\n", real=GUARD)
     (main.parent / "out.pl").symlink_to(outside)
     (main.parent / "etc").symlink_to("/etc")
     (main.parent / "in.pl").symlink_to(main.parent / "real.pl")
@@ -138,7 +138,8 @@ async def test_a_symlink_leading_out_is_refused_one_inside_is_read(tmp_path: Pat
 
 
 async def test_a_fifo_or_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
-    main = rulebase(tmp_path, "read_only('t__r').\n:- include_rules('fifo.pl').\n:- include_rules('big.pl').\n")
+    main = rulebase(tmp_path, "read_only('t__r').\n:- include_rules('fifo.pl').\n"
+                    ":- include_rules('big.pl').\n")
     os.mkfifo(main.parent / "fifo.pl")
     with open(main.parent / "big.pl", "wb") as f:
         f.truncate(1 << 30)  # sparse: a gigabyte of NULs that costs no disk
@@ -148,11 +149,13 @@ async def test_a_fifo_or_a_huge_file_is_refused_unread(tmp_path: Path) -> None:
 
 
 async def test_a_file_read_twice_or_in_a_cycle_is_refused(tmp_path: Path) -> None:
-    main = rulebase(tmp_path, ":- include_rules('main.pl').\n:- include_rules('a.pl').\n:- include_rules('a.pl').\n",
+    main = rulebase(tmp_path, ":- include_rules('main.pl').\n:- include_rules('a.pl').\n"
+                    ":- include_rules('a.pl').\n",
                     a=":- include_rules('b.pl').\n", b=":- include_rules('a.pl').\n" + GUARD)
     problems = await check_files(shared_engine(), [main])
     assert any("read already" in m for m in errors_at(problems, main, 1)), problems  # itself
-    assert any("read already" in m for m in errors_at(problems, main.parent / "b.pl", 1)), problems  # a 2-cycle
+    b = main.parent / "b.pl"
+    assert any("read already" in m for m in errors_at(problems, b, 1)), problems  # a 2-cycle
     assert any("read already" in m for m in errors_at(problems, main, 3)), problems  # twice
     # a configured file included by another is read twice too
     problems = await check_files(shared_engine(), [main.parent / "b.pl", main.parent / "a.pl"])
@@ -166,7 +169,8 @@ async def test_depth_and_count_are_bounded(tmp_path: Path) -> None:
     deepest = main.parent / f"c{MAX_DEPTH - 1}.pl"
     assert any("deep" in m for m in errors_at(problems, deepest, 1)), problems
     many = {f"m{i}": f"m{i}(x).\n" for i in range(MAX_INCLUDED + 1)}
-    main = rulebase(tmp_path, "".join(f":- include_rules('m{i}.pl').\n" for i in range(MAX_INCLUDED + 1)), **many)
+    declarations = "".join(f":- include_rules('m{i}.pl').\n" for i in range(MAX_INCLUDED + 1))
+    main = rulebase(tmp_path, declarations, **many)
     problems = await check_files(shared_engine(), [main])
     assert any("more than" in m for m in errors_at(problems, main, MAX_INCLUDED + 1)), problems
 
