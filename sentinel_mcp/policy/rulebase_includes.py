@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sentinel_mcp.core.outside_file import TooLarge, open_regular, read_to
+from sentinel_mcp.core.outside_file import TooLarge, open_regular, read_regular_bytes, read_to
 from sentinel_mcp.policy.clause_bounds import MAX_FILE_BYTES
 
 MAX_DEPTH = 4
@@ -84,6 +84,19 @@ def include_plan(files: list[Path]) -> IncludePlan:
 def included_files(files: list[Path]) -> list[Path]:
     """The configured files and every file they include (a refused include is not one of them)."""
     return include_plan(files).files
+
+
+def copy_included(original: Path, into: Path) -> None:
+    """The files ``original`` includes, copied below ``into`` at the names it includes them by: a text of
+    ``original`` written in ``into`` (a candidate checked apart) then includes what the one in force does."""
+    for f in included_files([original])[1:]:
+        try:
+            data = read_regular_bytes(f, MAX_FILE_BYTES)
+        except (OSError, TooLarge):
+            continue  # changed since: the candidate's check says it cannot read it
+        to = into / f.relative_to(original.parent)
+        to.parent.mkdir(parents=True, exist_ok=True)
+        to.write_bytes(data)
 
 
 def _text(path: Path) -> str | None:
