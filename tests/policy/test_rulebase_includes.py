@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -187,3 +189,13 @@ async def test_a_change_in_an_included_file_is_reloaded(tmp_path: Path) -> None:
     assert await holder.check_for_changes() is True
     assert holder.current.version != v1
     await holder.unload_all()
+
+
+def test_check_names_the_included_files_and_their_problems(tmp_path: Path) -> None:
+    main = rulebase(tmp_path, ":- include_rules('sub/bags.pl').\n", sub__bags=GUARD + "evil :- shell(ls).\n")
+    done = subprocess.run([sys.executable, "-m", "sentinel_mcp", "check", str(main)], capture_output=True,
+                          text=True, timeout=100, cwd=tmp_path, stdin=subprocess.DEVNULL)
+    bags = main.parent / "sub" / "bags.pl"
+    assert f"{bags}:2: error" in done.stdout, done.stdout + done.stderr
+    assert f"1 file(s) and 1 included ({bags})" in done.stderr, done.stderr
+    assert done.returncode == 1
