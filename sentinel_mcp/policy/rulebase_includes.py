@@ -86,6 +86,16 @@ def included_files(files: list[Path]) -> list[Path]:
     return include_plan(files).files
 
 
+def named_files(files: list[Path]) -> list[tuple[str, Path]]:
+    """Each file of the set by the name a reader knows it by: a configured file by its own, an included one by
+    the name its include gives (below its configured file's directory: ``airline/trips.pl``)."""
+    out = [(f.name, f) for f in files]
+    for f in included_files(files)[len(files):]:
+        top = next(t for t in files if f.is_relative_to(t.parent))  # each is below its configured file's
+        out.append((f.relative_to(top.parent).as_posix(), f))
+    return out
+
+
 def copy_included(original: Path, into: Path) -> None:
     """The files ``original`` includes, copied below ``into`` at the names it includes them by: a text of
     ``original`` written in ``into`` (a candidate checked apart) then includes what the one in force does."""

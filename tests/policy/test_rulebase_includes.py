@@ -199,3 +199,11 @@ def test_check_names_the_included_files_and_their_problems(tmp_path: Path) -> No
     assert f"{bags}:2: error" in done.stdout, done.stdout + done.stderr
     assert f"1 file(s) and 1 included ({bags})" in done.stderr, done.stderr
     assert done.returncode == 1
+
+
+def test_the_policy_history_keeps_an_included_files_text(tmp_path: Path) -> None:
+    """A version whose included file changed showed the texts of the one before it (a diff of nothing)."""
+    from sentinel_mcp.policy.version_history import read_texts
+
+    main = rulebase(tmp_path, ":- include_rules('sub/bags.pl').\n", sub__bags=GUARD)
+    assert read_texts([main]) == {"main.pl": ":- include_rules('sub/bags.pl').\n", "sub/bags.pl": GUARD}
