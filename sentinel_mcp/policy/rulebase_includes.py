@@ -55,7 +55,10 @@ class IncludePlan:
 def loader_files(files: list[str]) -> list[str] | dict[str, object]:
     """The loader's argument for these configured files (``sn_load_bounded/4``, ``sn_load_files/3``): every
     caller that has Prolog load a rulebase gives it this, so each reads the same includes."""
-    return include_plan([Path(f) for f in files]).loader_argument(list(files))
+    paths = [Path(f) for f in files]
+    plan = include_plan(paths)
+    # with includes, each as its Path spells it ("./a.pl" is "a.pl"): the table names the including file so
+    return plan.loader_argument([str(p) for p in paths]) if plan.edges or plan.problems else list(files)
 
 
 def include_name(name: str) -> bool:

@@ -207,3 +207,12 @@ def test_the_policy_history_keeps_an_included_files_text(tmp_path: Path) -> None
 
     main = rulebase(tmp_path, ":- include_rules('sub/bags.pl').\n", sub__bags=GUARD)
     assert read_texts([main]) == {"main.pl": ":- include_rules('sub/bags.pl').\n", "sub/bags.pl": GUARD}
+
+
+async def test_a_file_named_in_another_spelling_includes_as_well(tmp_path: Path, monkeypatch) -> None:
+    """The loader is given the configured names as a caller spells them (``./main.pl``)."""
+    main = rulebase(tmp_path, ":- include_rules('bags.pl').\n", bags=GUARD)
+    monkeypatch.chdir(main.parent)
+    out = await shared_engine().load("rb_spelled_include", ["./main.pl"])
+    await shared_engine().unload("rb_spelled_include")
+    assert out["errors"] == [], out
