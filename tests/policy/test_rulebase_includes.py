@@ -216,3 +216,22 @@ async def test_a_file_named_in_another_spelling_includes_as_well(tmp_path: Path,
     out = await shared_engine().load("rb_spelled_include", ["./main.pl"])
     await shared_engine().unload("rb_spelled_include")
     assert out["errors"] == [], out
+
+
+async def test_a_query_worker_reads_the_included_rules_too(tmp_path: Path) -> None:
+    """The worker that answers a client's symbolic queries loads the rulebase apart: with its includes."""
+    from sentinel_mcp.policy.query_worker import QueryWorker
+
+    main = rulebase(tmp_path, ":- include_rules('sub/more.pl').\n",
+                    sub__more="extra(x).\n:- public extra/1.\n")
+
+    async def dump() -> str:
+        return ""
+
+    qw = QueryWorker()
+    try:
+        out = await qw.query(rb_module="rb_included_query", rb_version="1", rb_files=[str(main)],
+                             session_module="s_included", generation=1, dump_session=dump, goal="extra(X)")
+    finally:
+        await qw.close()
+    assert out["status"] == "proved" and out["solutions"][0]["bindings"]["X"] == "x", out
