@@ -133,7 +133,7 @@ def _walk(plan: IncludePlan, path: Path, root: str, depth: int, seen: set[str]) 
     if text is None:
         return
     for line, name in declared_includes(text):
-        why, target = _refusal(path, name, root, depth, seen, len(plan.files))
+        why, target = _refusal(path, name, root, depth, seen, len(plan.edges))
         if why is not None:
             plan.problems.append((str(path), line, f"include_rules({name!r}): {why}"))
             continue
@@ -151,7 +151,7 @@ def _refusal(path: Path, name: str, root: str, depth: int, seen: set[str],
     if depth > MAX_DEPTH:
         return f"included more than {MAX_DEPTH} deep", None
     if count >= MAX_INCLUDED:
-        return f"more than {MAX_INCLUDED} files in one rulebase set", None
+        return f"more than {MAX_INCLUDED} included files in one rulebase set", None
     target = path.parent / name
     real = os.path.realpath(target)
     if not real.startswith(root.rstrip(os.sep) + os.sep):

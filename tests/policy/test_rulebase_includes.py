@@ -175,6 +175,7 @@ async def test_depth_and_count_are_bounded(tmp_path: Path) -> None:
     main = rulebase(tmp_path, declarations, **many)
     problems = await check_files(shared_engine(), [main])
     assert any("more than" in m for m in errors_at(problems, main, MAX_INCLUDED + 1)), problems
+    assert not errors_at(problems, main, MAX_INCLUDED), problems  # the last one within the bound
 
 
 async def test_a_change_in_an_included_file_is_reloaded(tmp_path: Path) -> None:
