@@ -135,9 +135,12 @@ async def _early_verdict(files: list[Path], key: str) -> dict[str, Any] | None:
         await _stop(proc, verdict)
         return None
     found = await verdict  # its RehearsalFailed is the load's, as a rehearsal started now would raise it
-    from sentinel_mcp.policy.rulebase_digest import set_digest
+    from sentinel_mcp.policy.rulebase import content_digest  # rulebase imports this module
+    from sentinel_mcp.policy.rulebase_includes import included_files
 
-    if await asyncio.to_thread(set_digest, files) != key:  # changed while the child read them: again
+    # the files and what they include, as the key digests them (rulebase_digest.set_digest); changed while
+    # the child read them: again
+    if await asyncio.to_thread(lambda: content_digest(included_files(files))) != key:
         return None
     return found
 
