@@ -56,6 +56,20 @@ def wait_http(
     raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
+def copy_shipped_rulebase(name: str, copy: Path, text: str | None = None) -> Path:
+    """A copy of a shipped rulebase at ``copy``, the files it includes (include_rules/1) beside it as they are
+    beside the shipped one, as a user copies one to change it; ``text``: the copy's own instead of the
+    shipped one's."""
+    from sentinel_mcp.paths import RULEBASES_DIR
+    from sentinel_mcp.policy.rulebase_includes import copy_included
+
+    shipped = RULEBASES_DIR / name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_text(shipped.read_text() if text is None else text)
+    copy_included(shipped, copy.parent)
+    return copy
+
+
 def stop_process(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
     if proc.poll() is None:
         proc.send_signal(sig)

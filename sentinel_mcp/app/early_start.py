@@ -45,10 +45,10 @@ async def rehearse_rulebases_early(config: Config) -> None:
     if not files or not all(f.is_file() for f in files):
         return
     from sentinel_mcp.policy import load_rehearsal
-    from sentinel_mcp.policy.rulebase_digest import content_digest
+    from sentinel_mcp.policy.rulebase_digest import set_digest
 
     try:
-        await load_rehearsal.begin(files, content_digest(files))
+        await load_rehearsal.begin(files, set_digest(files))
     except Exception:  # noqa: BLE001 - a head start only: the load rehearses itself
         log.debug("early rulebase rehearsal not started", exc_info=True)
 

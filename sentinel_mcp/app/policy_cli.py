@@ -59,6 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 async def _check(args: argparse.Namespace) -> int:
     """Exit 0 when clean, 1 when there is any problem (error or warning), 2 on a usage error."""
     from sentinel_mcp.policy.checker import check_paths, problem_line
+    from sentinel_mcp.policy.rulebase_includes import included_files
     from sentinel_mcp.policy.engine import shared_engine
 
     config = load_config(args.config)
@@ -81,7 +82,10 @@ async def _check(args: argparse.Namespace) -> int:
     errors = sum(1 for p in problems if p.severity == "error")
     if not errors:
         await _print_coverage(files, args.coverage)
-    what = f"{len(files)} file(s)" + (f" against {len(catalog)} catalog tools" if catalog is not None else "")
+    included = included_files(files)[len(files):]  # checked with them (rulebase_includes.py): named
+    what = f"{len(files)} file(s)" + (f" and {len(included)} included ({', '.join(map(str, included))})"
+                                      if included else "")
+    what += f" against {len(catalog)} catalog tools" if catalog is not None else ""
     print(f"{what}: {errors} error(s), {len(problems) - errors} warning(s)", file=sys.stderr)
     return 1 if problems else 0
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_bytes
+from sentinel_mcp.policy.rulebase_includes import included_files
 
 TTL_SECONDS = 60.0
 MAX_ENTRIES = 32  # distinct reaches (principals' catalogs) remembered at once
@@ -41,7 +42,7 @@ def check_key(files: list[Path], tools: list[Any] | None, documents: frozenset[P
     """What one check's result depends on, as one digest."""
     shown = None if tools is None else [t.model_dump(mode="json", by_alias=True) for t in tools]
     parts = {
-        "files": [(str(f), _file_key(f)) for f in files],
+        "files": [(str(f), _file_key(f)) for f in included_files(files)],  # and what they include
         "tools": shown,
         "documents": sorted(_doc_key(d) for d in documents),
     }

@@ -11,6 +11,7 @@ touched from the console. Rulebase versions are read by whoever may read the rul
 
 from __future__ import annotations
 
+import asyncio
 import re
 import tempfile
 from pathlib import Path
@@ -22,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
+from sentinel_mcp.policy.rulebase_includes import copy_included
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
@@ -70,6 +72,8 @@ async def check_candidate(
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         path = Path(tmp) / chosen
         path.write_text(text, encoding="utf-8")
+        # the files the one in force includes, beside it: the candidate may include them as it does
+        await asyncio.to_thread(copy_included, next(f for f in files if f.name == chosen), Path(tmp))
         # off the guard's engine, in a child of its own (check_process): the caller holds a check_slot
         problems = await check_isolated(candidate_files(files, [path]), tools, untrusted, about=path)
         mine = [p for p in problems if str(p.file).startswith(tmp)]  # its hidden characters among them

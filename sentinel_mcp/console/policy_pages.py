@@ -30,6 +30,7 @@ from sentinel_mcp.policy.check_process import check_isolated, unfinished
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.rulebase_file_text import shown_file_text
+from sentinel_mcp.policy.rulebase_includes import copy_included
 from sentinel_mcp.console.web import Console
 
 MAX_CANDIDATE = 200_000  # characters
@@ -190,6 +191,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
             path = Path(tmp) / chosen
             path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
+            # the files the one in force includes, beside it: the candidate may include them as it does
+            await asyncio.to_thread(copy_included, next(f for f in files if f.name == chosen), Path(tmp))
             candidate = candidate_files(files, [path])
             # one place for the candidate's check and its replay, both in a child process, one after another
             with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):

@@ -28,6 +28,7 @@ from sentinel_mcp.policy.policy_documents import PolicyDocuments
 from sentinel_mcp.policy.rulebase_characters import hidden_character_problems
 from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, load_rulebase
+from sentinel_mcp.policy.rulebase_includes import included_files
 
 
 def _matches(pattern: str, names: list[str]) -> bool:
@@ -73,7 +74,8 @@ async def check_paths(
     problems, ok = unreadable_files(files)
     if ok:
         problems += await check_files(engine, ok, catalog, untrusted)
-    for f in ok:  # what an editor shows otherwise than Prolog reads it: told whether the files load or not
+    # what an editor shows otherwise than Prolog reads it, in an included file too: told whether they load
+    for f in included_files(ok):
         try:
             data = read_regular_bytes(f, MAX_FILE_BYTES)
         except (OSError, TooLarge):

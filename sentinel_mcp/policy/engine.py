@@ -24,6 +24,7 @@ from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.policy.engine_thread import EngineError, EngineThread, settle_soon
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.prolog_call import NOT_NATIVE, PrologCall, PrologCallError
+from sentinel_mcp.policy.rulebase_includes import loader_files
 from sentinel_mcp.policy.prolog_text import float_text, from_prolog_json, json_atom, json_text, quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
 from sentinel_mcp.policy.tagged_arguments import call_args_text
@@ -149,8 +150,9 @@ class PrologEngine(EngineThread):
         """Load rulebase files into ``module`` and finish it, within ``limit`` inferences for the whole (a
         load that does not end is an error naming the file, never a held engine); returns {errors: [...],
         warnings: [...]}. The caller unloads the module when it has errors."""
+        spec = await asyncio.to_thread(loader_files, files)  # and what they include (rulebase_includes.py)
         return await self.json_query(
-            f"sentinel_core:sn_load_bounded({quote_atom(module)}, {json_atom(files)}, {int(limit)}, Out)"
+            f"sentinel_core:sn_load_bounded({quote_atom(module)}, {json_atom(spec)}, {int(limit)}, Out)"
         )
 
     async def unload(self, module: str) -> None:

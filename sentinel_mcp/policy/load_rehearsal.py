@@ -35,6 +35,7 @@ from typing import Any
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
+from sentinel_mcp.policy.rulebase_includes import loader_files
 
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
 CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
@@ -135,8 +136,11 @@ async def _early_verdict(files: list[Path], key: str) -> dict[str, Any] | None:
         return None
     found = await verdict  # its RehearsalFailed is the load's, as a rehearsal started now would raise it
     from sentinel_mcp.policy.rulebase import content_digest  # rulebase imports this module
+    from sentinel_mcp.policy.rulebase_includes import included_files
 
-    if await asyncio.to_thread(content_digest, files) != key:  # changed while the child read them: again
+    # the files and what they include, as the key digests them (rulebase_digest.set_digest); changed while
+    # the child read them: again
+    if await asyncio.to_thread(lambda: content_digest(included_files(files))) != key:
         return None
     return found
 
@@ -171,7 +175,7 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
     # gone, even by SIGKILL), so no rehearsal outlives the gateway that started it
     proc = await asyncio.create_subprocess_exec(
         swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", str(CORE), str(child_c_stack()),
-        str(LOAD_INFERENCE_LIMIT), *[str(f) for f in files],
+        str(LOAD_INFERENCE_LIMIT), json.dumps(loader_files([str(f) for f in files])),  # and their includes
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )

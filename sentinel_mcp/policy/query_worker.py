@@ -23,6 +23,7 @@ from typing import Any, Hashable
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prolog_chars
+from sentinel_mcp.policy.rulebase_includes import loader_files
 from sentinel_mcp.policy.query_turns import QueryTurns, TooManyWaiting
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
@@ -160,7 +161,8 @@ class QueryWorker:
             setup = 30.0
             if w.modules.get(rb_module) != rb_version:
                 out = await self._request(
-                    w, {"op": "load", "module": rb_module, "files": rb_files}, setup
+                    w, {"op": "load", "module": rb_module,
+                        "files": await asyncio.to_thread(loader_files, rb_files)}, setup
                 )
                 if not out.get("ok") or out.get("errors"):
                     raise QueryWorkerError(

@@ -23,7 +23,8 @@ from sentinel_mcp.tls.file_modes import replaceable_by_others
 from sentinel_mcp.policy import load_rehearsal
 from sentinel_mcp.policy.clause_bounds import clause_problems
 from sentinel_mcp.policy.document_places import document_place
-from sentinel_mcp.policy.rulebase_digest import content_digest
+from sentinel_mcp.policy.rulebase_digest import content_digest, set_digest
+from sentinel_mcp.policy.rulebase_includes import include_plan, included_files
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
@@ -208,12 +209,13 @@ class Rulebase(BaseModel):
     version: str
     module: str
     files: list[str]
+    included: list[str] = Field(default_factory=list)  # the files those include (rulebase_includes.py)
     info: RulebaseInfo
     warnings: list[Problem] = Field(default_factory=list)
 
     def text(self) -> str:
         parts = [f"% rulebase version {self.version}"]
-        for f in self.files:
+        for f in self.files + self.included:
             try:
                 # the file as it is now: since it loaded it may hold bytes that are not UTF-8, or be a FIFO or
                 # a file of gigabytes (read by the loader's bound: rulebase_file_text.py)
@@ -226,16 +228,20 @@ class Rulebase(BaseModel):
 def content_version(files: list[Path]) -> str:
     """A rulebase's version: the whole digest of its text. A state, an answer and a replica's copy are taken
     for the rulebase in force by it, and a policy's author writes both texts of a pair cut digests share."""
-    return content_digest(files)
+    return set_digest(files)
 
 
-def _mtimes(files: list[Path]) -> tuple[float | None, ...]:
-    out: list[float | None] = []
-    for f in files:
+Watched = tuple[tuple[Path, float | None], ...]
+
+
+def _mtimes(files: list[Path]) -> Watched:
+    """Each file the set reads (an included one too: its change is the set's) and its modification time."""
+    out: list[tuple[Path, float | None]] = []
+    for f in included_files(files):
         try:
-            out.append(f.stat().st_mtime_ns)
+            out.append((f, f.stat().st_mtime_ns))
         except OSError:
-            out.append(None)
+            out.append((f, None))
     return tuple(out)
 
 
@@ -251,6 +257,13 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     ]
     if missing:
         raise RulebaseError(missing)
+    # and every file they include (rulebase_includes.py), each through the checks below; a refused include
+    # is an error at its line
+    plan = await asyncio.to_thread(include_plan, files)
+    if plan.problems:
+        raise RulebaseError([Problem(severity="error", file=f, line=n, message=m)
+                             for f, n, m in plan.problems])
+    configured, files = files, plan.files
     # the operator's files, at start and at every reload: none another account could change (as the config
     # loader checks them, config_file_trust.py; a client's candidate is judged on its text instead)
     shared = _shared_files(files) if own_documents else []
@@ -265,13 +278,13 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
         raise RulebaseError(bounds)
     digest = await asyncio.to_thread(content_digest, files)
     # and a child SWI-Prolog loads them first: what would crash or never end costs it, not the engine
-    rehearsal = await _rehearsal_problems(files, digest)
+    rehearsal = await _rehearsal_problems(configured, digest)
     if any(p.severity == "error" for p in rehearsal):
         raise RulebaseError(rehearsal)
     version = version or digest  # whole (``content_version``)
     module = f"rb_{version}_{next(_counter)}"
     log.debug("start-up stage: engine load started (%s)", module)
-    raw = await engine.load(module, [str(f) for f in files])
+    raw = await engine.load(module, [str(f) for f in configured])
     log.debug("start-up stage: engine load ended (%s)", module)
     # the engine read the files again: the version names the text it loaded only if they did not change since
     if await asyncio.to_thread(content_digest, files) != digest:
@@ -299,9 +312,8 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
     if placed:
         await engine.unload(module)
         raise RulebaseError(placed + warnings)
-    return Rulebase(
-        version=version, module=module, files=[str(f) for f in files], info=info, warnings=warnings
-    )
+    return Rulebase(version=version, module=module, files=[str(f) for f in configured],
+                    included=[str(f) for f in files[len(configured):]], info=info, warnings=warnings)
 
 
 def _shared_files(files: list[Path]) -> list[Problem]:
@@ -363,7 +375,7 @@ class RulebaseHolder:
         self.load_seconds = LOAD_SECONDS
         self.own_documents = True  # load_rulebase's: False for a client's candidate (PolicyGuard sets it)
         self.active: Rulebase | None = None
-        self._mtimes: tuple[float | None, ...] = ()
+        self._mtimes: Watched = ()
         self.last_error: str | None = None
         self._retired: Rulebase | None = None
         self._task: asyncio.Task[None] | None = None
@@ -387,7 +399,7 @@ class RulebaseHolder:
     async def reload(self, cause: str = "start-up") -> bool:
         """Load the files again; True if a new rulebase is active."""
         async with self._lock:
-            self._mtimes = _mtimes(self.files)
+            self._mtimes = await asyncio.to_thread(_mtimes, self.files)
             return await self._swap(self.files, cause, None)
 
     async def adopt(self, files: list[Path], version: str, cause: str) -> bool:
@@ -466,12 +478,10 @@ class RulebaseHolder:
                 log.exception("rulebase load observer")
 
     async def check_for_changes(self) -> bool:
-        now = _mtimes(self.files)
+        now = await asyncio.to_thread(_mtimes, self.files)
         if now == self._mtimes:
             return False
-        changed = [f.name for f, a, b in zip(self.files, now, self._mtimes) if a != b] or [
-            f.name for f in self.files
-        ]
+        changed = sorted({f.name for f, _ in set(now) ^ set(self._mtimes)}) or [f.name for f in self.files]
         return await self.reload(cause="hot reload: changed " + ", ".join(changed))
 
     async def _watch(self) -> None:

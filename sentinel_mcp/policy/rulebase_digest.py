@@ -35,6 +35,14 @@ def content_digest(files: list[Path]) -> str:
     return h.hexdigest()
 
 
+def set_digest(files: list[Path]) -> str:
+    """``content_digest`` of a rulebase set: the configured files and every file they include (a set whose
+    included file changed is another version, rehearsed again)."""
+    from sentinel_mcp.policy.rulebase_includes import included_files  # it reads clause_bounds' bound
+
+    return content_digest(included_files(files))
+
+
 def bytes_digest(named: list[tuple[str, bytes]]) -> str:
     """``content_digest`` of files already read (each its name as the version names it, and its bytes): what a
     replica publishes is checked against the version it publishes it under with it."""

@@ -37,6 +37,7 @@ from sentinel_mcp.core.outside_file import TooLarge
 from sentinel_mcp.policy.policy_documents import document_text
 from sentinel_mcp.policy.rulebase_digest import bytes_digest
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_bytes
+from sentinel_mcp.policy.rulebase_includes import include_name
 from sentinel_mcp.policy.rulebase import Problem, Rulebase, RulebaseError, RulebaseHolder
 from sentinel_mcp.storage import Schema, StorageError
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign, signed
@@ -95,13 +96,17 @@ def version_body(rb: Rulebase) -> str:
     The files are read as they are now: published only when they are the version's own (its name is their
     digest), else ``RulebaseChanged`` (an edit landed since the load: the hot reload that follows publishes
     it), never another text under the version's name."""
-    read = [(f, rulebase_file_bytes(f)) for f in rb.files]
+    read = [(f, rulebase_file_bytes(f)) for f in rb.files + rb.included]  # the version is of them all
     if bytes_digest(read) != rb.version:
         raise RulebaseChanged(compose(
             Marked("rulebase version "), rb.version[:12],
             Marked(": its files changed on disk since it loaded (not published: the reload that follows "
                    "is)")))
-    files = [{"name": Path(f).name, "text": data.decode("utf-8")} for f, data in read]
+    files: list[dict[str, Any]] = [{"name": Path(f).name, "text": data.decode("utf-8")}
+                                   for f, data in read[:len(rb.files)]]
+    # an included file by its name below its configured file's directory, as the include gives it
+    files += [{"name": _included_name(rb, f), "text": data.decode("utf-8"), "included": True}
+              for f, data in read[len(rb.files):]]
     docs = []
     for d in rb.info.documents:
         rel = _safe_relative(d.path)
@@ -109,6 +114,14 @@ def version_body(rb: Rulebase) -> str:
         if rel is not None and source.is_file():
             docs.append({"path": str(rel), "text": document_text(source)})
     return json.dumps({"files": files, "documents": docs})
+
+
+def _included_name(rb: Rulebase, f: str) -> str:
+    for top in rb.files:
+        if Path(f).is_relative_to(Path(top).parent):
+            return Path(f).relative_to(Path(top).parent).as_posix()
+    raise RulebaseChanged(compose(Marked("rulebase version "), rb.version[:12],
+                                  Marked(": an included file lies outside its configured files' directory")))
 
 
 def materialize(body: str, directory: Path) -> list[Path]:
@@ -122,13 +135,18 @@ def materialize(body: str, directory: Path) -> list[Path]:
         raise bad(f"the published version is larger than {MAX_BODY} bytes")
     try:
         data = json.loads(body)
-        files = [(str(f["name"]), str(f["text"])) for f in data["files"]]
+        files = [(str(f["name"]), str(f["text"])) for f in data["files"] if f.get("included") is not True]
+        # included files: written below the directory at the name the include gives (rulebase_includes.py)
+        included = [(str(f["name"]), str(f["text"])) for f in data["files"] if f.get("included") is True]
         docs = [(str(d["path"]), str(d["text"])) for d in data.get("documents", [])]
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise bad(f"the published version is malformed ({type(e).__name__})") from None
     names = [n for n, _ in files]
     if not files or len(set(names)) != len(names) or not all(_NAME.fullmatch(n) for n in names):
         raise bad("the published version names no files, a file twice, or a file with an unsafe name")
+    inames = [n for n, _ in included]
+    if len(set(inames + names)) != len(inames + names) or not all(include_name(n) for n in inames):
+        raise bad("the published version includes a file twice, or a file with an unsafe name")
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     for path, text in docs:
@@ -136,6 +154,9 @@ def materialize(body: str, directory: Path) -> list[Path]:
         if rel is not None:
             (directory / rel).parent.mkdir(parents=True, exist_ok=True)
             (directory / rel).write_text(text, encoding="utf-8")
+    for name, text in included:
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
     out = []
     for name, text in files:
         (directory / name).write_text(text, encoding="utf-8")

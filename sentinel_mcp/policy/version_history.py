@@ -21,6 +21,7 @@ from typing import Any
 
 from sentinel_mcp.core.outside_file import TooLarge, read_regular_bytes
 from sentinel_mcp.policy.clause_bounds import MAX_FILE_BYTES
+from sentinel_mcp.policy.rulebase_includes import named_files
 from sentinel_mcp.storage import Schema, open_database
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.sqlite import SHARED
@@ -60,14 +61,14 @@ def read_texts(files: list[Path]) -> dict[str, str]:
     """The files' texts as recorded with a version; only regular files are read (the attempted set may be a
     refused one: a FIFO would wait for a writer forever, /dev/zero never end)."""
     out: dict[str, str] = {}
-    for f in files:
+    for name, f in named_files(files):  # the files they include too, by the name each include gives
         try:
-            out[f.name] = read_regular_bytes(f, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+            out[name] = read_regular_bytes(f, MAX_FILE_BYTES).decode("utf-8", errors="replace")
         except TooLarge:
-            out[f.name] = f"% unreadable: larger than {MAX_FILE_BYTES} bytes"
+            out[name] = f"% unreadable: larger than {MAX_FILE_BYTES} bytes"
         except OSError as e:
-            out[f.name] = "% unreadable: " + ("not a regular file" if e.errno == errno.ENXIO else
-                                              str(e.strerror or e))
+            out[name] = "% unreadable: " + ("not a regular file" if e.errno == errno.ENXIO else
+                                            str(e.strerror or e))
     return out
 
 

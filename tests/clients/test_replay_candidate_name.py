@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from sentinel_mcp.paths import shipped_path
+from tests.conftest import copy_shipped_rulebase
 
 from ..conftest import ROOT
 
@@ -34,7 +33,7 @@ def _replay(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _changed_copy(path: Path) -> Path:
-    shutil.copy(shipped_path("shipped:rulebases/airline.pl"), path)
+    copy_shipped_rulebase("airline.pl", path)  # with the files it includes
     with path.open("a") as f:
         f.write("\nguard('airline__get_flight_status', [flight_number = F], flight_known(F)).\n"
                 "flight_known(F) :- atom(F).\n")

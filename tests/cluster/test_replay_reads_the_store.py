@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import copy_shipped_rulebase
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.storage.row_signature import derived_key
 
@@ -61,12 +62,8 @@ def replayed(run: Any) -> int:
 
 
 def candidate(tmp: Path) -> Path:
-    from sentinel_mcp.paths import shipped_path
-
     (tmp / "mine").mkdir()
-    path = tmp / "mine" / "airline.pl"
-    path.write_text(shipped_path("shipped:rulebases/airline.pl").read_text())
-    return path
+    return copy_shipped_rulebase("airline.pl", tmp / "mine" / "airline.pl")  # with the files it includes
 
 
 async def test_replay_reads_the_server_store(pg_url: str, tmp_path: Path) -> None:

@@ -221,3 +221,26 @@ async def test_the_what_if_of_a_looping_candidate_is_held_to_the_budget_in_force
             report = re.sub(r"\s+", " ", r.text[r.text.index('id="whatif-report"') :])
             assert re.search(r'id="change-count">1<', report), report[:3000]
             assert "exceeded its inference limit" in report, report[:3000]
+
+
+async def test_a_candidate_of_a_file_that_includes_others_includes_the_ones_in_force(tmp_path):
+    """The candidate is written apart (a private directory): the files the one in force includes are written
+    beside it, so its include reads them rather than find no file; its own errors are still its own."""
+    cfg, _, rules = _setup(tmp_path)
+    (rules / "more").mkdir()
+    (rules / "more" / "extra.pl").write_text("extra_ok(x).\n:- public extra_ok/1.\n")
+    (rules / "words.pl").write_text(CITES_TERMS + ":- include_rules('more/extra.pl').\n")
+    with http_sentinel(cfg) as (base, _):
+        async with signed_in(base, OWNER_TOKEN) as owner:
+            keep = CITES_TERMS + ":- include_rules('more/extra.pl').\n"
+            r = await owner.post("/console/policy/check", {"file": "words.pl", "candidate": keep},
+                                 headers={"x-console-live": "check"})
+            assert _problems(r) == []
+            broken = keep + "also :- shell(ls).\n"
+            r = await owner.post("/console/policy/check", {"file": "words.pl", "candidate": broken},
+                                 headers={"x-console-live": "check"})
+            assert any("shell" in m for m in _problems(r)), _problems(r)
+            r = await owner.post("/console/policy/whatif", {"file": "words.pl", "candidate": keep})
+            assert r.status_code == 200, r.text[:500]
+            # (the page shows the candidate's text: its declaration is there, no problem of it)
+            assert "include_rules(&#39;more/extra.pl&#39;):" not in r.text, r.text[-3000:]

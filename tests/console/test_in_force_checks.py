@@ -49,3 +49,13 @@ def test_remembered_within_its_ttl_and_bound() -> None:
     assert got is not None
     got.append(99)  # a caller's list is its own
     assert kept.get("c") == [3]
+
+
+def test_the_key_follows_an_included_files_bytes(tmp_path: Path) -> None:
+    """A remembered check of a rulebase whose included file changed is not the check of what is in force."""
+    rules, more = tmp_path / "r.pl", tmp_path / "more.pl"
+    rules.write_text(":- include_rules('more.pl').\n")
+    more.write_text("guard(t, [], true).\n")
+    first = check_key([rules], None, frozenset())
+    more.write_text("guard(t, [], fail).\n")
+    assert check_key([rules], None, frozenset()) != first

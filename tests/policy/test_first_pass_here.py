@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import copy_shipped_rulebase
 from sentinel_mcp.core.decision import Allow, ToolCall
 from sentinel_mcp.core.lazy_proof import LazyProof, rendered_proof
 from sentinel_mcp.paths import RULEBASES_DIR
@@ -103,9 +104,8 @@ def counted_solves(guard: PolicyGuard, monkeypatch: pytest.MonkeyPatch) -> list[
 def airline_on_planted_facts(tmp: Path) -> Path:
     """airline.pl without ``fresh_for_writes``: these guards have no upstream, so a write's proof stands on
     the planted facts rather than drop them to read them again."""
-    path = tmp / "airline.pl"
-    path.write_text((RULEBASES_DIR / "airline.pl").read_text().replace(", fresh_for_writes]", "]"))
-    return path
+    text = (RULEBASES_DIR / "airline.pl").read_text().replace(", fresh_for_writes]", "]")
+    return copy_shipped_rulebase("airline.pl", tmp / "airline.pl", text)
 
 
 async def test_first_passes_decide_as_the_general_path_with_no_pass_run_twice(

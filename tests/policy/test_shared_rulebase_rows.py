@@ -97,3 +97,31 @@ def test_the_digest_of_files_read_is_their_versions_digest(tmp_path: Path) -> No
     assert bytes_digest([read[0], read[2], read[1]]) != content_digest(files)  # order counts
     assert bytes_digest([(read[0][0], b"x. \n"), *read[1:]]) != content_digest(files)
     assert bytes_digest([(read[0][0] + "x", read[0][1]), *read[1:]]) != content_digest(files)
+
+
+async def test_a_version_with_included_files_is_published_and_loads_on_a_replica(tmp_path: Path) -> None:
+    """Its included files go with it, at the names the includes give (the version is their digest too: a
+    body of the configured files alone was refused as changed on disk)."""
+    from sentinel_mcp.policy.engine import shared_engine
+    from sentinel_mcp.policy.rulebase import load_rulebase
+    from sentinel_mcp.policy.shared_rulebases import version_body
+
+    here = tmp_path / "here"
+    (here / "sub").mkdir(parents=True)
+    (here / "main.pl").write_text(":- include_rules('sub/bags.pl').\n")
+    (here / "sub" / "bags.pl").write_text("guard('t__bags', [n = N], (integer(N), N =< 2)).\n")
+    rb = await load_rulebase(shared_engine(), [here / "main.pl"])
+    out = materialize(version_body(rb), tmp_path / "replica")
+    assert [p.name for p in out] == ["main.pl"]
+    assert (tmp_path / "replica" / "sub" / "bags.pl").is_file()
+    adopted = await load_rulebase(shared_engine(), out, rb.version)
+    assert adopted.info.guards == rb.info.guards == ["t__bags"]
+
+
+@pytest.mark.parametrize("name", ["../escape.pl", "/etc/escape.pl", "a/../../escape.pl", "a.pl", "x.txt", ""])
+def test_an_included_file_of_an_unsafe_name_is_refused(tmp_path: Path, name: str) -> None:
+    published = json.dumps({"files": [{"name": "a.pl", "text": "x."},
+                                      {"name": name, "text": "y.", "included": True}]})
+    with pytest.raises(RulebaseError):
+        materialize(published, tmp_path / "v")
+    assert not list(tmp_path.parent.rglob("escape.pl"))

@@ -2,7 +2,8 @@
     (policy/load_rehearsal.py): the same code (sentinel_core) on a thread with a small C stack, so a
     file that would crash the reader or loop at load costs this process, never the gateway.
 
-    swipl -f none -q load_rehearsal.pl -- Core CStackBytes InferenceLimit File...
+    swipl -f none -q load_rehearsal.pl -- Core CStackBytes InferenceLimit FilesJson
+    (FilesJson: the files and their includes, as rulebase_includes.py loader_files gives them)
     Prints the load's problems as the engine's sn_load does (JSON: errors, warnings) and exits 0; a file
     with errors is refused with these (the engine never reads it: SWI-Prolog's own threads know their C
     stack and report a term too deep as an error, the engine's thread, made by Python, may crash instead).
@@ -12,11 +13,11 @@
 :- initialization(main, main).
 
 main :-
-    current_prolog_flag(argv, [Core, StackText, LimitText|Files]),
+    current_prolog_flag(argv, [Core, StackText, LimitText, FilesJson]),
     use_module(Core),
     atom_number(StackText, Stack), atom_number(LimitText, Limit),
     thread_create(parent_watch, _, [detached(true)]),
-    thread_create(rehearse(Files, Limit, _), Id, [c_stack(Stack)]),
+    thread_create(rehearse(FilesJson, Limit, _), Id, [c_stack(Stack)]),
     thread_join(Id, Status),
     (   Status == true
     ->  halt(0)
@@ -31,9 +32,8 @@ parent_watch :-
 
 %  What the engine does with a rulebase (policy/rulebase.py load_rulebase and the calls that describe it).
 %  The load and its finish within the engine's inference limit (sn_load_bounded/4), as the engine does.
-rehearse(Files, Limit, Out) :-
+rehearse(FilesJson, Limit, Out) :-
     RB = sn_rehearsal,
-    atom_json_term(FilesJson, Files, [as(atom)]),
     sentinel_core:sn_load_bounded(RB, FilesJson, Limit, Out),
     atom_json_term(Out, json(Result), []),
     (   memberchk(errors=[], Result)

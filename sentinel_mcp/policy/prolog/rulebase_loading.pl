@@ -5,17 +5,18 @@
 
 %  sn_load(+RB, +FilesJson, -OutJson): read every file into module RB; report problems with file+line.
 sn_load(RB, FilesJson, Out) :-
-    from_json_atom(FilesJson, Files),
-    sn_load_files(RB, Files, Out).
+    from_json_atom(FilesJson, Spec),
+    sn_load_files(RB, Spec, Out).
 
 %  sn_load_bounded(+RB, +FilesJson, +Limit, -OutJson): sn_load/3 and, when the files have no errors,
 %  sn_finish_load/1, within Limit inferences for the whole: a load that would not end (or not soon) is an
 %  error naming the file being read (or every file, when it ran out while checking them together), and never
 %  holds the engine.
 sn_load_bounded(RB, FilesJson, Limit, Out) :-
-    from_json_atom(FilesJson, Files),
+    from_json_atom(FilesJson, Spec),
+    load_spec(Spec, Files, _),
     nb_setval(sn_loading_file, []),
-    (   catch(call_with_inference_limit(load_and_finish(RB, Files, Out0), Limit, R), E, true)
+    (   catch(call_with_inference_limit(load_and_finish(RB, Spec, Out0), Limit, R), E, true)
     ->  true
     ;   R = failed
     ),
@@ -37,27 +38,31 @@ sn_load_bounded(RB, FilesJson, Limit, Out) :-
     ),
     nb_setval(sn_loading_file, []).
 
-load_and_finish(RB, Files, Out) :-
-    load_problems(RB, Files, Errors, Warnings),
+load_and_finish(RB, Spec, Out) :-
+    load_problems(RB, Spec, Errors, Warnings),
     ( Errors == [] -> sn_finish_load(RB) ; true ),
     to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
 
-sn_load_files(RB, Files, Out) :-
-    load_problems(RB, Files, Errors, Warnings),
+%  Spec: the files, or json([files=Files, includes=..., refused=...]) (rulebase_includes.pl)
+sn_load_files(RB, Spec, Out) :-
+    load_problems(RB, Spec, Errors, Warnings),
     to_json_atom(json([errors=Errors, warnings=Warnings]), Out).
 
-load_problems(RB, Files, Errors, Warnings) :-
+load_problems(RB, Spec, Errors, Warnings) :-
+    load_spec(Spec, Files, Includes),
     ( current_module(RB) -> sn_unload(RB) ; true ),
     add_import_module(RB, sentinel_rt, start),
     strict_arithmetic(RB),  % strict_arithmetic.pl: before any clause, so every call in RB is the strict one
     forall(decl_indicator(N/A), dynamic(RB:N/A)),
     dynamic([RB:'$src'/4, RB:'$rule_of'/3]),
+    include_table(RB, Includes, Refused),  % rulebase_includes.pl
     findall(E, (member(F, Files), load_file_terms(RB, F, E)), Es0),
-    append(Es0, Errors0),
+    append([Refused|Es0], Errors0),
     nb_setval(sn_loading_file, []),  % the checks of every file together
     index_base(RB),
     findall(E, post_load_problem(RB, E), Es1),
-    append(Errors0, Es1, Problems),
+    findall(E, unread_include(RB, E), Es2),
+    append([Errors0, Es1, Es2], Problems),
     partition([P]>>(P = json(L), memberchk(severity=error, L)), Problems, Errors, Warnings).
 
 sn_unload(RB) :-
@@ -137,6 +142,8 @@ message_to_codes_safe(E, M) :-
 message_to_codes_safe(E, M) :- format(atom(M), '~q', [E]).
 
 add_term(_, File, Line, T, Ps) :- reserved_arity_problems(T, File, Line, Ps), Ps \== [], !.  % reserved_heads.pl
+add_term(RB, File, Line, (:- include_rules(Name)), Ps) :- !,
+    include_terms(RB, File, Line, Name, Ps).  % rulebase_includes.pl: the file's terms, read here
 add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], declaring(K), !,
     % multifile: other files may add clauses (as Prolog's own); public: symbolic queries call it
     % (unreachable_rules.pl); dynamic, discontiguous: nothing to do (no rule asserts, clauses are read as a whole).
@@ -154,6 +161,10 @@ add_term(RB, File, Line, (:- D), Ps) :- compound(D), D =.. [K, Spec], declaring(
     ).
 add_term(RB, File, Line, (?- D), Ps) :- !,  % consult runs it as :- D: never a clause of ?-/1, silently
     add_term(RB, File, Line, (:- D), Ps).
+add_term(_, File, Line, (:- D), [P]) :- sub_term(S, D), compound(S), compound_name_arity(S, include_rules, _), !,
+    % not run, as any directive: but its file's rules would be missing unsaid, so an error
+    format(atom(M), 'include_rules/1 is the whole declaration, never part of one: ~q', [D]),
+    problem(error, File, Line, M, P).
 add_term(_, File, Line, (:- D), [json([severity=warning, file=File, line=Line, message=M, code=directive])]) :- !,
     format(atom(M), 'directive not executed (only dynamic/discontiguous/multifile/public are accepted): ~q', [D]).
 add_term(RB, File, Line, (H --> B), Ps) :- !,
@@ -217,15 +228,18 @@ post_load_problem(RB, P) :-
 %  helper's admin(_) beside another file's admin(root)), so adding a file could weaken a guard. Unless
 %  every file with clauses of it declares it `:- multifile Name/Arity.` (swarm_cap/2, whose lowest value
 %  wins): a file's consent covers its own clauses only, so a second file cannot open the first's.
+%  A file and those it includes are one text (owner_file/3, rulebase_includes.pl).
 post_load_problem(RB, P) :-
-    findall(N/A-File, ( RB:'$src'(rule, T, File, _), rule_head(T, H), functor(H, N, A) ), L0),
+    findall(N/A-O, ( RB:'$src'(rule, T, File, _), owner_file(RB, File, O), rule_head(T, H), functor(H, N, A) ),
+            L0),
     sort(L0, L),  % by name, then file: a predicate in two files is two neighbours (linear, never pairwise:
                   % 20,000 rules took 200 million inferences pairwise)
     setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
-    \+ forall(member(N/A-F, L), RB:'$src'(multifile, N/A, F, _)),
+    \+ forall(member(N/A-O, L), owned_multifile(RB, N/A, O)),
     once(( RB:'$src'(rule, T1, F1, L1), rule_head(T1, H1), functor(H1, N, A) )),  % the first file loaded
-    findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
-    once(( RB:'$src'(rule, T2, F2, L2), rule_head(T2, H2), functor(H2, N, A) )),
+    owner_file(RB, F1, O1),
+    findall(O, member(N/A-O, L), Os), member(O2, Os), O2 \== O1,
+    once(( RB:'$src'(rule, T2, F2, L2), owner_file(RB, F2, O2), rule_head(T2, H2), functor(H2, N, A) )),
     format(atom(M), '~w/~w also has clauses in ~w (line ~w): a predicate belongs to one file (clauses from \c
                      another file would widen every rule that calls it); rename one of them, or declare \c
                      :- multifile ~w/~w. in each file that has its clauses', [N, A, F1, L1, N, A]),
@@ -235,13 +249,14 @@ post_load_problem(RB, P) :-
 %  binding/4, askable/4, an effect's establish) widens every guard that reads it, so another file's
 %  seed(admin(eve)), or an askable of it the agent answers, let eve through the first file's admin(U).
 post_load_problem(RB, P) :-
-    findall(N/A-File, base_source(RB, N/A, File, _), L0),
+    findall(N/A-O, ( base_source(RB, N/A, File, _), owner_file(RB, File, O) ), L0),
     sort(L0, L),
     setof(PI, in_two_files(L, PI), Shared), member(N/A, Shared),
-    \+ forall(member(N/A-F, L), RB:'$src'(multifile, N/A, F, _)),
+    \+ forall(member(N/A-O, L), owned_multifile(RB, N/A, O)),
     once(base_source(RB, N/A, F1, L1)),  % the first file loaded
-    findall(F, member(N/A-F, L), Fs), member(F2, Fs), F2 \== F1,
-    once(base_source(RB, N/A, F2, L2)),
+    owner_file(RB, F1, O1),
+    findall(O, member(N/A-O, L), Os), member(O2, Os), O2 \== O1,
+    once(( base_source(RB, N/A, F2, L2), owner_file(RB, F2, O2) )),
     format(atom(M), 'the base predicate ~w/~w also has a declaration in ~w (line ~w): its facts come from one \c
                      file (a seed, binding, askable or effect from another would widen every guard that \c
                      reads it); rename one of them, or declare :- multifile ~w/~w. in each file that has \c
@@ -251,10 +266,10 @@ post_load_problem(RB, P) :-
 %  And an option a rule reads is that rule's file's: another file's option(open) turned a guard's
 %  ( option(open) -> true ; ... ) open (Sentinel's own options, which no rule reads, come from any file).
 post_load_problem(RB, P) :-
-    RB:'$src'(decl, option(O), F2, L2),
-    once(( RB:'$src'(Kind, T, F1, L1), F1 \== F2, body_of(Kind, T, Body), leaf_goal(Body, G), nonvar(G),
-           G = option(O1), \+ O1 \= O,
-           \+ ( RB:'$src'(multifile, option/1, F1, _), RB:'$src'(multifile, option/1, F2, _) ) )),
+    RB:'$src'(decl, option(O), F2, L2), owner_file(RB, F2, W2),
+    once(( RB:'$src'(Kind, T, F1, L1), owner_file(RB, F1, W1), W1 \== W2, body_of(Kind, T, Body),
+           leaf_goal(Body, G), nonvar(G), G = option(O1), \+ O1 \= O,
+           \+ ( owned_multifile(RB, option/1, W1), owned_multifile(RB, option/1, W2) ) )),
     format(atom(M), 'option ~q is read by a rule of ~w (line ~w): an option a rule reads is declared in that \c
                      rule''s file (from another it would change the rule); move it, or declare :- multifile \c
                      option/1. in both files', [O, F1, L1]),

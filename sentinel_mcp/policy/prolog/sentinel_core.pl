@@ -30,6 +30,7 @@
 :- discontiguous post_load_problem/2.
 
 :- include(rulebase_loading).
+:- include(rulebase_includes).
 :- include(declaration_checks).
 :- include(rulebase_info).
 :- include(confirmation_flows).
