@@ -29,7 +29,7 @@ from typing import Any
 
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
 from sentinel_mcp.policy.draft_names import (
-    Fresh, atom_text, choice_text, clause_vars, pred_name, quote, quoted_words, var_name,
+    Fresh, atom_text, choice_text, clause_vars, offered, pred_name, quote, quoted_words, var_name,
 )
 from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.search.paragraphs import Paragraph
@@ -432,13 +432,24 @@ def draft_rulebase(
                 continue
             # a name of its own: "Amount" and "amount" (or a read tool's fact) made one predicate, and an
             # answer the user gave for one argument, or an upstream's result, held for another
+            typ = "number" if spec.get("type") in ("integer", "number") else "text"
+            if isinstance(spec.get("enum"), list):
+                by_text: dict[str, str] = {}  # the first choice of each text offered: 1 and 1.0 are one
+                for v in spec["enum"]:
+                    c = choice_text(v)
+                    if c is not None:
+                        by_text.setdefault(offered(v), c)
+                choices = list(dict.fromkeys(by_text.values()))
+                unchosen = len(spec["enum"]) - len(choices)
+                if unchosen:  # a call with one of them is denied (the user cannot choose it)
+                    lines.append(f"% TODO: {t['name']}'s {a}: {unchosen} of its values can be no choice (an "
+                                 "object, a list, a text spelling true, false, null, \"i_dont_know\" or "
+                                 "another choice, a number JSON has not): write their rules")
+                if not choices:
+                    continue
+                typ = "choice([" + ", ".join(choices) + "])"
             pred = preds(pred_name(t["name"], a))
             meter.spend(1 + len(keys))  # each askable names every key again
-            typ = (
-                ("choice([" + ", ".join(choice_text(v) for v in spec["enum"]) + "])")
-                if isinstance(spec.get("enum"), list)
-                else ("number" if spec.get("type") in ("integer", "number") else "text")
-            )
             ins = [vmap[k] for k in keys]
             head = f"{pred}({', '.join(ins + [vmap[a]])})"
             about = " of ~w" if ins else ""
