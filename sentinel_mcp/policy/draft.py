@@ -27,7 +27,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.types import Tool
+
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
+from sentinel_mcp.policy.draft_check import catalog_tool
 from sentinel_mcp.policy.draft_names import (
     Fresh, atom_text, choice_text, clause_vars, offered, pred_name, quote, quoted_words, var_name,
 )
@@ -326,7 +329,7 @@ def _arguments(tool: dict[str, Any], meter: DraftBudget) -> dict[str, dict[str, 
 
 
 def draft_rulebase(
-    server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
+    server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph],
 ) -> Draft:
     """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget)."""
     meter = DraftBudget()
@@ -343,6 +346,13 @@ def draft_rulebase(
                 told.add(t.get("name"))
                 left_out.append((t.get("name"), f"the server lists it {twice} times"))
             continue
+        listed_as = catalog_tool(server, t) if isinstance(t.get("name"), str) else "it has no name"
+        if not isinstance(listed_as, Tool):  # its guard would name a tool no upstream has: no draft at all
+            left_out.append((t.get("name"), listed_as))
+            continue
+        # its hints as the catalog reads them ("readOnlyHint": "false" is false, not Python's truth of a text)
+        hints = listed_as.annotations
+        t = {**t, "annotations": hints.model_dump(by_alias=True, exclude_none=True) if hints else {}}
         try:
             with meter.tool():
                 if not _plain(t, meter):
