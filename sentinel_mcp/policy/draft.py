@@ -49,6 +49,7 @@ class Draft:
     bindings: list[str] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
     askables: list[str] = field(default_factory=list)
+    facts: list[tuple[str, int]] = field(default_factory=list)  # the base predicates made (name, arity)
 
 
 def entity_of(tool_name: str) -> str:
@@ -330,8 +331,12 @@ def _arguments(tool: dict[str, Any], meter: DraftBudget) -> dict[str, dict[str, 
 
 def draft_rulebase(
     server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph],
+    reserved: frozenset[str] = frozenset(),
 ) -> Draft:
-    """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget)."""
+    """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget).
+    ``reserved``: names no fact may take (the engine's builtins and Sentinel's own, draft_check.reserved_of:
+    a tool get_member made a binding member/2, and the whole draft failed its check); such a fact is named
+    with the next number free (member_2)."""
     meter = DraftBudget()
     left_out: list[tuple[Any, str]] = []
     bound: dict[int, list[_Binding]] = {}  # a read tool's bindings, by id(tool): made once, used thrice
@@ -383,7 +388,7 @@ def draft_rulebase(
         "",
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
-    preds = Fresh(between="_")  # the fact names made: a binding's, an askable's
+    preds = Fresh(reserved, between="_")  # the fact names made: a binding's, an askable's
     # citations are looked up as check and denials look them up; a paragraph's anchor once for all its tools
     docs = PolicyDocuments.of_paragraphs(document, document_path, paragraphs)
     anchored: dict[int, str] = {}
@@ -395,7 +400,11 @@ def draft_rulebase(
             lines.append(f"% {t['name']}, as its server describes it: {quoted_words(described, 100)}")
         for b in bs:
             pred = b.head.split("(")[0]
-            if pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
+            if pred in reserved:
+                renamed = preds(pred)
+                b.head = renamed + b.head[len(pred):]
+                pred = renamed
+            elif pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
                 lines.append(f"% TODO: {pred} is also offered by {b.tool}; rename one if both are wanted")
                 continue
             preds.taken.add(pred)
@@ -405,6 +414,7 @@ def draft_rulebase(
             )
             lines.append(decl)
             draft.bindings.append(decl)
+            draft.facts.append((pred, b.head.count(",") + 1))  # a head's arguments are variables: no comma
     # facts any read tool returns (by field name): a write argument among them is not only the user's to give
     returned = {
         seg
@@ -469,6 +479,7 @@ def draft_rulebase(
             )
             lines.append(decl)
             draft.askables.append(decl)
+            draft.facts.append((pred, len(ins) + 1))
             asked.setdefault(t["name"], []).append((pred, ins, vmap[a]))
     lines += [
         "",

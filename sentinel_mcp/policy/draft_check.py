@@ -17,6 +17,7 @@ from typing import Any
 from mcp.types import Tool
 from pydantic import ValidationError
 
+from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.rulebase import Problem
 
 # the drafter writes no read_only/1 (it reads the tools' hints), no guard that only looks like a condition and
@@ -55,6 +56,20 @@ def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
     """The tools as the gateway would name them to its rules; one its schema does not describe is left out
     (the draft leaves it out too, and a guard of it is then a tool no upstream has)."""
     return [t for t in (catalog_tool(server, t) for t in tools) if isinstance(t, Tool)]
+
+
+async def reserved_of(facts: list[tuple[str, int]]) -> frozenset[str]:
+    """The names among a draft's base predicates that no base predicate may take: the engine's builtins, a
+    construct, Sentinel's own (declaration_checks.pl's reserved_base_name/1, the check's own test)."""
+    from sentinel_mcp.policy.engine import shared_engine
+
+    if not facts:
+        return frozenset()
+    pairs = ",".join(f"{quote_atom(n)}/{int(a)}" for n, a in facts)
+    goal = (f"findall(N, ( member(N/A, [{pairs}]), sentinel_core:reserved_base_name(N/A) ), Ns), "
+            "sort(Ns, S), sentinel_core:to_json_atom(json([names=S]), Out)")
+    answer = await shared_engine().json_query(goal)
+    return frozenset(n for n in answer.get("names", []) if isinstance(n, str))
 
 
 async def draft_problems(server: str, tools: list[dict[str, Any]], text: str,
