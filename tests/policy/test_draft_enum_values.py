@@ -81,3 +81,16 @@ async def test_an_object_or_list_value_is_denied_until_ruled_on(data_dir: Path, 
         denied, text = await _call(rt, mode, mode)
         assert denied and not text.startswith("got"), text
     assert "can be no choice" in (data_dir / "draft.pl").read_text()
+
+
+@pytest.mark.parametrize("values", [[{"a": 1}, [1]], ["true", "null"], ["i_dont_know"], [1, 1.0, "1"]])
+def test_an_enum_of_values_no_question_offers_apart_checks_clean(tmp_path: Path, values: list[Any]) -> None:
+    """"i_dont_know" as a choice, or a choice([]) left of an enum of objects, failed the draft's check."""
+    from sentinel_mcp.cli import main
+
+    tool = {**TOOLS[0], "inputSchema": {"type": "object", "properties": {"mode": {"enum": values}}}}
+    draft = draft_rulebase("up", [tool], "up", "policy.md", [])
+    (tmp_path / "policy.md").write_text("# Modes\n\nThe mode is the one the user chose.\n")
+    (tmp_path / "draft.pl").write_text(draft.text)
+    assert main(["check", str(tmp_path / "draft.pl")]) == 0, draft.text
+    assert "guard('up__set_mode'" in draft.text
