@@ -489,8 +489,10 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: Sequence[C
                 )
             )
         props = (tool.input_schema or {}).get("properties", {}) if tool is not None else {}
+        props = props if isinstance(props, dict) else {}  # an upstream's schema: any JSON at all
         for a in c["raw"]:
-            spec = props.get(a) or {}
+            spec = props.get(a)
+            spec = spec if isinstance(spec, dict) else {}
             kind = spec.get("type")
             if "enum" in spec or kind in ("array", "object") or "$ref" in spec or "anyOf" in spec:
                 what = "a choice token" if "enum" in spec else "JSON data"

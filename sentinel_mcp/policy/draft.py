@@ -27,9 +27,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.types import Tool
+
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
+from sentinel_mcp.policy.draft_check import catalog_tool
 from sentinel_mcp.policy.draft_names import (
-    Fresh, atom_text, choice_text, clause_vars, pred_name, quote, quoted_words, var_name,
+    Fresh, atom_text, choice_text, clause_vars, offered, pred_name, quote, quoted_words, var_name,
 )
 from sentinel_mcp.policy.policy_documents import SECTION_MARK, PolicyDocuments
 from sentinel_mcp.search.paragraphs import Paragraph
@@ -46,6 +49,7 @@ class Draft:
     bindings: list[str] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
     askables: list[str] = field(default_factory=list)
+    facts: list[tuple[str, int]] = field(default_factory=list)  # the base predicates made (name, arity)
 
 
 def entity_of(tool_name: str) -> str:
@@ -326,9 +330,13 @@ def _arguments(tool: dict[str, Any], meter: DraftBudget) -> dict[str, dict[str, 
 
 
 def draft_rulebase(
-    server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph]
+    server: str, tools: list[dict[str, Any]], document: str, document_path: str, paragraphs: list[Paragraph],
+    reserved: frozenset[str] = frozenset(),
 ) -> Draft:
-    """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget)."""
+    """Raises DraftTooLarge when the tools take more steps to draft than any real server's (draft_budget).
+    ``reserved``: names no fact may take (the engine's builtins and Sentinel's own, draft_check.reserved_of:
+    a tool get_member made a binding member/2, and the whole draft failed its check); such a fact is named
+    with the next number free (member_2)."""
     meter = DraftBudget()
     left_out: list[tuple[Any, str]] = []
     bound: dict[int, list[_Binding]] = {}  # a read tool's bindings, by id(tool): made once, used thrice
@@ -343,6 +351,13 @@ def draft_rulebase(
                 told.add(t.get("name"))
                 left_out.append((t.get("name"), f"the server lists it {twice} times"))
             continue
+        listed_as = catalog_tool(server, t) if isinstance(t.get("name"), str) else "it has no name"
+        if not isinstance(listed_as, Tool):  # its guard would name a tool no upstream has: no draft at all
+            left_out.append((t.get("name"), listed_as))
+            continue
+        # its hints as the catalog reads them ("readOnlyHint": "false" is false, not Python's truth of a text)
+        hints = listed_as.annotations
+        t = {**t, "annotations": hints.model_dump(by_alias=True, exclude_none=True) if hints else {}}
         try:
             with meter.tool():
                 if not _plain(t, meter):
@@ -373,7 +388,7 @@ def draft_rulebase(
         "",
         "% ---------------------------------------------------------------- bindings (read-only tools)",
     ]
-    preds = Fresh(between="_")  # the fact names made: a binding's, an askable's
+    preds = Fresh(reserved, between="_")  # the fact names made: a binding's, an askable's
     # citations are looked up as check and denials look them up; a paragraph's anchor once for all its tools
     docs = PolicyDocuments.of_paragraphs(document, document_path, paragraphs)
     anchored: dict[int, str] = {}
@@ -385,7 +400,11 @@ def draft_rulebase(
             lines.append(f"% {t['name']}, as its server describes it: {quoted_words(described, 100)}")
         for b in bs:
             pred = b.head.split("(")[0]
-            if pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
+            if pred in reserved:
+                renamed = preds(pred)
+                b.head = renamed + b.head[len(pred):]
+                pred = renamed
+            elif pred in preds.taken:  # two tools offering the same fact name: keep the first, mark the other
                 lines.append(f"% TODO: {pred} is also offered by {b.tool}; rename one if both are wanted")
                 continue
             preds.taken.add(pred)
@@ -395,6 +414,7 @@ def draft_rulebase(
             )
             lines.append(decl)
             draft.bindings.append(decl)
+            draft.facts.append((pred, b.head.count(",") + 1))  # a head's arguments are variables: no comma
     # facts any read tool returns (by field name): a write argument among them is not only the user's to give
     returned = {
         seg
@@ -432,13 +452,24 @@ def draft_rulebase(
                 continue
             # a name of its own: "Amount" and "amount" (or a read tool's fact) made one predicate, and an
             # answer the user gave for one argument, or an upstream's result, held for another
+            typ = "number" if spec.get("type") in ("integer", "number") else "text"
+            if isinstance(spec.get("enum"), list):
+                by_text: dict[str, str] = {}  # the first choice of each text offered: 1 and 1.0 are one
+                for v in spec["enum"]:
+                    c = choice_text(v)
+                    if c is not None:
+                        by_text.setdefault(offered(v), c)
+                choices = list(dict.fromkeys(by_text.values()))
+                unchosen = len(spec["enum"]) - len(choices)
+                if unchosen:  # a call with one of them is denied (the user cannot choose it)
+                    lines.append(f"% TODO: {t['name']}'s {a}: {unchosen} of its values can be no choice (an "
+                                 "object, a list, a text spelling true, false, null, \"i_dont_know\" or "
+                                 "another choice, a number JSON has not): write their rules")
+                if not choices:
+                    continue
+                typ = "choice([" + ", ".join(choices) + "])"
             pred = preds(pred_name(t["name"], a))
             meter.spend(1 + len(keys))  # each askable names every key again
-            typ = (
-                ("choice([" + ", ".join(choice_text(v) for v in spec["enum"]) + "])")
-                if isinstance(spec.get("enum"), list)
-                else ("number" if spec.get("type") in ("integer", "number") else "text")
-            )
             ins = [vmap[k] for k in keys]
             head = f"{pred}({', '.join(ins + [vmap[a]])})"
             about = " of ~w" if ins else ""
@@ -448,6 +479,7 @@ def draft_rulebase(
             )
             lines.append(decl)
             draft.askables.append(decl)
+            draft.facts.append((pred, len(ins) + 1))
             asked.setdefault(t["name"], []).append((pred, ins, vmap[a]))
     lines += [
         "",

@@ -8,6 +8,7 @@ to a write) is an error here, and a draft with an error is not offered."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from mcp.types import Tool
 from pydantic import ValidationError
 
+from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.rulebase import Problem
 
 # the drafter writes no read_only/1 (it reads the tools' hints), no guard that only looks like a condition and
@@ -33,16 +35,41 @@ REFUSING_CODES = frozenset({
 })
 
 
+def catalog_tool(server: str, tool: dict[str, Any]) -> Tool | str:
+    """The tool as the gateway's catalog reads it (``mcp.types.Tool``: what a client makes of a listing, its
+    annotations' ``"false"`` the boolean false), named ``<server>__<tool>``; or, when the catalog refuses it,
+    why: the fields it refuses (by the model's names: never the upstream's text)."""
+    try:
+        return Tool.model_validate({**tool, "name": f"{server}__{tool['name']}"})
+    except ValidationError as e:
+        fields = sorted({".".join(str(p) for p in err["loc"][:2] if isinstance(p, (str, int))
+                                  and _FIELD.fullmatch(str(p))) for err in e.errors()[:5]} - {""})
+        return "the gateway's catalog refuses its listing (" + (", ".join(fields) or "its shape") + ")"
+    except (TypeError, KeyError):
+        return "the gateway's catalog refuses its listing (its shape)"
+
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}|[0-9]{1,6}")
+
+
 def catalog_of(server: str, tools: list[dict[str, Any]]) -> list[Tool]:
     """The tools as the gateway would name them to its rules; one its schema does not describe is left out
     (the draft leaves it out too, and a guard of it is then a tool no upstream has)."""
-    out = []
-    for t in tools:
-        try:
-            out.append(Tool.model_validate({**t, "name": f"{server}__{t['name']}"}))
-        except (ValidationError, TypeError, KeyError):
-            continue
-    return out
+    return [t for t in (catalog_tool(server, t) for t in tools) if isinstance(t, Tool)]
+
+
+async def reserved_of(facts: list[tuple[str, int]]) -> frozenset[str]:
+    """The names among a draft's base predicates that no base predicate may take: the engine's builtins, a
+    construct, Sentinel's own (declaration_checks.pl's reserved_base_name/1, the check's own test)."""
+    from sentinel_mcp.policy.engine import shared_engine
+
+    if not facts:
+        return frozenset()
+    pairs = ",".join(f"{quote_atom(n)}/{int(a)}" for n, a in facts)
+    goal = (f"findall(N, ( member(N/A, [{pairs}]), sentinel_core:reserved_base_name(N/A) ), Ns), "
+            "sort(Ns, S), sentinel_core:to_json_atom(json([names=S]), Out)")
+    answer = await shared_engine().json_query(goal)
+    return frozenset(n for n in answer.get("names", []) if isinstance(n, str))
 
 
 async def draft_problems(server: str, tools: list[dict[str, Any]], text: str,

@@ -122,7 +122,7 @@ def cmd_draft(
     from sentinel_mcp.core.display_text import safe_text
     from sentinel_mcp.policy.checker import problem_line
     from sentinel_mcp.policy.draft import draft_rulebase
-    from sentinel_mcp.policy.draft_check import draft_problems
+    from sentinel_mcp.policy.draft_check import draft_problems, reserved_of
     from sentinel_mcp.search.paragraphs import split_markdown
 
     try:
@@ -161,9 +161,17 @@ def cmd_draft(
     paragraphs = split_markdown(policy_text, name)
     policy = Path(args.policy).resolve()
     try:
-        draft = draft_rulebase(args.server, tools, name, document_path, paragraphs)
+        # a fact named like a builtin is named again (member_2), and that name asked about in turn; a name
+        # still reserved after a few rounds (none real) is the check's to refuse
+        reserved: frozenset[str] = frozenset()
+        for _ in range(3):
+            draft = draft_rulebase(args.server, tools, name, document_path, paragraphs, reserved)
+            found = asyncio.run(reserved_of(draft.facts))
+            if found <= reserved:
+                break
+            reserved |= found
         # checked as it will be loaded, before it is offered (draft_check.py); the policy beside it
-        checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs)
+        checked = draft_rulebase(args.server, tools, name, policy.name, paragraphs, reserved)
     except DraftTooLarge as e:
         print(f"sentinel-mcp draft: {e}", file=sys.stderr)
         return 2

@@ -9,7 +9,9 @@ import math
 import re
 from collections.abc import Iterable
 
-from sentinel_mcp.policy.prolog_text import to_prolog_chars
+from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
+from sentinel_mcp.policy.prolog_text import LITERAL_TEXTS, term_text, to_prolog_chars
+from sentinel_mcp.policy.questions import DONT_KNOW
 
 
 def quote(atom: str) -> str:
@@ -34,14 +36,39 @@ OPERATOR_NAMES = frozenset({
 })
 
 
-def choice_text(value: object) -> str:
-    """An enum value as an askable's choice: a number as the number (the answer's fact holds the choice as
-    written, and a call's argument 2 is never the atom '2'), any other value quoted as its text."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value):
-        return repr(value)
-    return quote(str(value))
+def choice_text(value: object) -> str | None:
+    """An enum value (any JSON value) as an askable's choice: the very term the guard reads a call's argument
+    of that value as (sentinel_core.pl's from_call_json/2), so the answer's fact and the argument compare
+    equal exactly when the values are equal. Python's text of a value was written before: ``True`` as the atom
+    'True' and ``None`` as 'None', which no argument ever is (the guard denied every call with them), and the
+    text "true" as the atom true, the boolean's term (choosing one let the other through). A number is the
+    number a call's argument of it is (13.0 the 13: json_numbers.py). None when the value can be no choice:
+    an object or a list (a choice is atomic), a number JSON has not, "I don't know" (every question's own
+    answer, which the loader refuses as a choice), or a text spelling a literal (answered, it is the literal).
+    ``offered``: the text the question offers a choice as (questions.py), for choices that share one."""
+    if isinstance(value, bool) or value is None:
+        return term_text(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        try:
+            value = integral_as_int(value)
+        except NumberTooLarge:
+            return None
+    if isinstance(value, (int, float)):
+        try:
+            return repr(value)
+        except ValueError:  # more digits than Python writes (its int_max_str_digits): no real choice
+            return None
+    if isinstance(value, str) and value != DONT_KNOW and value not in LITERAL_TEXTS:
+        return quote(value)
+    return None  # a text "true": a question's answer is the rulebase's atom (answer_facts.py), the literal's
+
+
+def offered(value: object) -> str:
+    """The text a question offers a choice of ``value`` as (questions.py's option): 1 and "1" alike, and the
+    answer is the first choice of that text, so a second one could never be chosen."""
+    return json.dumps(integral_as_int(value)) if not isinstance(value, str) else value
 
 
 def atom_text(name: str) -> str:
