@@ -36,6 +36,7 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
 from .network_names import NetworkNames, shows_name
+from .read_off_names import shows_read_off
 from .notice_windows import SYSTEM_UI, shows_notices
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
@@ -311,7 +312,7 @@ def _names_read_off(texts: list[str]) -> set[str]:
     check = _NAMES.get()
     if check is None or check[0] is None:
         return set()
-    return {NAMES_SHOWN} if shows_name("\n".join(texts), check[0]) else set()
+    return {NAMES_SHOWN} if shows_read_off("\n".join(texts), check[0]) else set()
 
 
 def _labelled(item: dict[str, Any]) -> bool:
