@@ -3,7 +3,7 @@
 OCR breaks a name over lines and words ("Home-" / "Net 5G", "H o m e N e t"), drops accents and emoji, and
 reads look-alikes for one another (0 for O, 1 or I for l, rn for m). A name is matched on both sides' letters
 and digits alone, in one run (every space, line break and mark gone), with those look-alikes folded into one:
-an allow list of OCR's confusions (``_LOOK_ALIKE``, ``_PAIRS``), applied to the name and the text alike.
+an allow list of OCR's confusions (``_LOOK_ALIKE``), applied to the name and the text alike.
 Without spaces a word has no edges: a name counts this way from ``SQUASH_FLOOR`` letters on ("home" would be
 in "go home page" and "homepage"); a shorter one counts as a whole word of the folded text (``shows_name``).
 
@@ -22,9 +22,10 @@ from .network_names import shows_name
 SQUASH_FLOOR = 6
 # a character OCR reads for another, folded to one of them (letters and digits only: a word's edges stay)
 _LOOK_ALIKE = str.maketrans({"0": "o", "1": "l", "i": "l", "5": "s", "8": "b"})
-# and a stroke read for an l, outside words (it is not a letter)
+# and in the run: a stroke read for an l (not a letter), an m read as rn and a w as vv, spelled out (folding
+# the pair into one letter would take the r of the word before a name beginning with n: "hier" + "nachbar")
 _STROKES = str.maketrans({"|": "l", "!": "l"})
-_PAIRS = (("rn", "m"), ("vv", "w"))
+_SPELLED_OUT = str.maketrans({"m": "rn", "w": "vv"})
 _NOT_LETTERS = re.compile(r"[\W_]+")
 
 
@@ -34,17 +35,12 @@ def _plain(text: str) -> str:
     return "".join(c for c in text if unicodedata.category(c) not in ("Mn", "Cf"))
 
 
-def _paired(text: str) -> str:
-    for pair, one in _PAIRS:
-        text = text.replace(pair, one)
-    return text
-
-
-def ocr_spellings(text: str) -> tuple[str, str]:
-    """``text`` with OCR's look-alikes folded: its words kept apart, and its letters and digits in one run."""
+def ocr_spellings(text: str) -> tuple[str, str, int]:
+    """``text`` with OCR's look-alikes folded: its words kept apart, its letters and digits in one run, and
+    how many letters and digits it has."""
     plain = _plain(text)
-    return (_paired(plain.translate(_LOOK_ALIKE)),
-            _paired(_NOT_LETTERS.sub("", plain.translate(_STROKES).translate(_LOOK_ALIKE))))
+    run = _NOT_LETTERS.sub("", plain.translate(_STROKES).translate(_LOOK_ALIKE))
+    return plain.translate(_LOOK_ALIKE), run.translate(_SPELLED_OUT), len(run)
 
 
 def shows_read_off(text: str, names: Iterable[str]) -> bool:
@@ -52,7 +48,7 @@ def shows_read_off(text: str, names: Iterable[str]) -> bool:
     if not text:
         return False
     spelled = [ocr_spellings(n) for n in names]
-    words, run = ocr_spellings(text)
-    if shows_name(words, [w for w, _ in spelled]):
+    words, run, _ = ocr_spellings(text)
+    if shows_name(words, [w for w, _, _ in spelled]):
         return True
-    return any(len(r) >= SQUASH_FLOOR and r in run for _, r in spelled)
+    return any(letters >= SQUASH_FLOOR and r in run for _, r, letters in spelled)
