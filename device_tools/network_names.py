@@ -11,8 +11,10 @@ text holds one of them from a caller without the consent. A read that fails or i
 prints is ``None``: the caller then does not see Settings' screens at all (fail closed).
 
 The names are kept for ``TTL`` seconds (one read of four commands, not four per screen; the networks in range
-change as the phone moves: read again after it), at most ``MAX_NAMES`` of them, each at most ``MAX_NAME``
-characters as Android prints it (an SSID is 32 bytes).
+change as the phone moves: read again after it), at most ``MAX_NAMES`` of the phone's own and ``MAX_IN_RANGE``
+in range, each at most ``MAX_NAME`` characters as Android prints it (an SSID is 32 bytes). More in range than
+that (a beacon flood) keeps the phone's own names and says the list is not complete: a caller without the
+consent then sees no screen.
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ from .errors import DeviceError
 
 TTL = 15.0
 NAMES_TIMEOUT = 10.0  # seconds for each read: a phone that does not answer leaves the names unread
-MAX_NAMES = 512  # a city street's scan lists a hundred networks or more (one name for its access points)
+MAX_NAMES = 128  # the phone's own: the Wi-Fi it is on, the saved ones, its paired devices
+# the networks in range: a city street lists a hundred or more (one name for its access points); a beacon
+# flooder a thousand made-up ones, which must not push the phone's own names out of the check
+MAX_IN_RANGE = 384
 # a name of fewer visible characters ("A", "5G", an emoji) is in the words of every screen: it counts only
 # as a label (or a line read off the pixels) that is the name and nothing else, as Settings' lists show it
 NAME_FLOOR = 3
@@ -165,6 +170,18 @@ def short(name: str) -> bool:
     return sum(not c.isspace() for c in name) < NAME_FLOOR
 
 
+class KnownNames(frozenset[str]):
+    """The folded names; ``complete`` is False when more networks are in range than are kept (any screen may
+    show one that is not here)."""
+
+    complete: bool
+
+    def __new__(cls, names: Iterable[str] = (), complete: bool = True) -> KnownNames:
+        made = super().__new__(cls, names)
+        made.complete = complete
+        return made
+
+
 class NetworkNames:
     """The phone's network and device names, read at most once per ``TTL`` (one read at a time)."""
 
@@ -173,11 +190,11 @@ class NetworkNames:
         self._ttl = ttl
         self._clock = clock
         self._lock = anyio.Lock()
-        self._names: frozenset[str] | None = None
+        self._names: KnownNames | None = None
         self._at: float | None = None
         self.reads = 0  # how many times the phone was asked (the cache's measure)
 
-    async def current(self) -> frozenset[str] | None:
+    async def current(self) -> KnownNames | None:
         """The folded names, or None when they could not be read (the caller withholds Settings)."""
         async with self._lock:
             now = self._clock()
@@ -187,16 +204,21 @@ class NetworkNames:
             self._at = self._clock()
             return self._names
 
-    async def _fetch(self) -> frozenset[str] | None:
+    async def _fetch(self) -> KnownNames | None:
         self.reads += 1
         try:
-            names = [*wifi_status_names(await self._read(WIFI_STATUS)),
-                     *saved_network_names(await self._read(WIFI_NETWORKS)),
-                     *scan_result_names(await self._read(WIFI_SCAN)),
-                     *bluetooth_names(await self._read(BLUETOOTH))]
+            own = _kept([*wifi_status_names(await self._read(WIFI_STATUS)),
+                         *saved_network_names(await self._read(WIFI_NETWORKS)),
+                         *bluetooth_names(await self._read(BLUETOOTH))])
+            in_range = _kept(scan_result_names(await self._read(WIFI_SCAN)))
         except DeviceError:
             return None
-        kept = {f for f in (folded(n) for n in names) if f.strip()}
-        if len(kept) > MAX_NAMES or any(len(n) > MAX_NAME for n in kept):
+        if len(own) > MAX_NAMES or any(len(n) > MAX_NAME for n in own | in_range):
             return None  # not what a phone prints: no name is trusted to be the whole list
-        return frozenset(kept)
+        if len(in_range) > MAX_IN_RANGE:
+            return KnownNames(own, complete=False)
+        return KnownNames(own | in_range)
+
+
+def _kept(names: Iterable[str]) -> set[str]:
+    return {f for f in (folded(n) for n in names) if f.strip()}

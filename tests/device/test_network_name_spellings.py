@@ -14,7 +14,7 @@ from mcp import Client
 
 from device_tools.network_names import NetworkNames, folded, scan_result_names, shows_name
 from device_tools.read_off_names import shows_read_off
-from device_tools.screen_privacy import NAMES_SHOWN
+from device_tools.screen_privacy import NAMES_CROWDED, NAMES_SHOWN
 from device_tools.simulated import SimulatedDevice
 from device_tools.simulated_programs import network_dump
 from sentinel_mcp.app.runtime import running_gateway
@@ -38,6 +38,20 @@ async def test_a_network_in_range_is_withheld_like_a_saved_one(tmp_path, fake_ad
     fake_adb.script[DUMP].extend([dump_of("com.example.browser", text=f"Free Wi-Fi nearby: {NEIGHBOUR}")] * 4)
     withheld(await _screen_read(tmp_path, fake_adb), NAMES_SHOWN, "Nachbar", "Free Wi-Fi")
     assert fake_adb.device_commands().count("cmd wifi list-scan-results") == 1
+
+
+async def test_a_flood_of_networks_in_range_does_not_turn_the_check_off(tmp_path, fake_adb):
+    """A beacon flooder (a few euros of hardware) puts a thousand made-up networks in range: the phone's own
+    names are still checked, and since the ones in range cannot all be, every screen is withheld from a caller
+    without nearby_devices until the flood is gone."""
+    fake_adb.device.network["in_range"] = [f"free-wifi-{i:04d}" for i in range(1000)]
+    fake_adb.script[DUMP].extend([dump_of("com.example.browser", text="Connected to Home")] * 4)
+    named = await _screen_read(tmp_path, fake_adb)
+    assert named.structured_content["withheld"]["apps"] == sorted([NAMES_SHOWN, NAMES_CROWDED]), named
+    assert "Connected" not in everything(named)
+    fake_adb.script[DUMP].clear()
+    fake_adb.script[DUMP].extend([dump_of("com.example.notes", text="Shopping list")] * 4)
+    withheld(await _screen_read(tmp_path, fake_adb), NAMES_CROWDED, "Shopping")
 
 
 def test_the_scan_is_read_again_once_its_time_is_up():
