@@ -210,12 +210,17 @@ class NetworkNames:
             own = _kept([*wifi_status_names(await self._read(WIFI_STATUS)),
                          *saved_network_names(await self._read(WIFI_NETWORKS)),
                          *bluetooth_names(await self._read(BLUETOOTH))])
-            in_range = _kept(scan_result_names(await self._read(WIFI_SCAN)))
         except DeviceError:
             return None
-        if len(own) > MAX_NAMES or any(len(n) > MAX_NAME for n in own | in_range):
+        if len(own) > MAX_NAMES or any(len(n) > MAX_NAME for n in own):
             return None  # not what a phone prints: no name is trusted to be the whole list
-        if len(in_range) > MAX_IN_RANGE:
+        try:
+            in_range = _kept(scan_result_names(await self._read(WIFI_SCAN)))
+        except DeviceError:
+            # the neighbours name their networks: one whose name breaks the list (a line break in it) must not
+            # turn the check of the phone's own names off, nor pass unchecked
+            return KnownNames(own, complete=False)
+        if len(in_range) > MAX_IN_RANGE or any(len(n) > MAX_NAME for n in in_range):
             return KnownNames(own, complete=False)
         return KnownNames(own | in_range)
 

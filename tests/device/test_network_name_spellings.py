@@ -54,6 +54,16 @@ async def test_a_flood_of_networks_in_range_does_not_turn_the_check_off(tmp_path
     withheld(await _screen_read(tmp_path, fake_adb), NAMES_CROWDED, "Shopping")
 
 
+async def test_a_neighbours_name_that_breaks_the_scan_list_does_not_turn_the_check_off(tmp_path, fake_adb):
+    """An SSID is 32 bytes of anything: a line break in one makes a row Android's format does not have. The
+    phone's own names are still checked, and the screen is withheld (the neighbours' are not known)."""
+    fake_adb.device.network["in_range"] = ["Nachbar\n[ESS]", NEIGHBOUR]
+    fake_adb.script[DUMP].extend([dump_of("com.example.browser", text="Connected to Home")] * 4)
+    named = await _screen_read(tmp_path, fake_adb)
+    assert named.structured_content["withheld"]["apps"] == sorted([NAMES_SHOWN, NAMES_CROWDED]), named
+    assert "Connected" not in everything(named)
+
+
 def test_the_scan_is_read_again_once_its_time_is_up():
     """The neighbours change as the phone moves: the scan is kept ``ttl`` seconds, then read again."""
     phone = SimulatedDevice()
