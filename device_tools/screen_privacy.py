@@ -36,8 +36,8 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
 from .network_names import KnownNames, NetworkNames, shows_name
-from .read_off_names import shows_read_off
 from .notice_windows import SYSTEM_UI, shows_notices
+from .read_off_names import shows_read_off
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
 
