@@ -35,8 +35,10 @@ SENSOR_READS: tuple[Argv, ...] = (LOCATION, BATTERY, SENSOR_SERVICE, UPTIME)
 # the names of the networks and devices the phone knows (``network_names``): what Settings shows of them
 WIFI_STATUS: Argv = ["cmd", "wifi", "status"]
 WIFI_NETWORKS: Argv = ["cmd", "wifi", "list-networks"]
+# the networks in range: the last scan's results as kept (this asks for no new scan)
+WIFI_SCAN: Argv = ["cmd", "wifi", "list-scan-results"]
 BLUETOOTH: Argv = ["dumpsys", "bluetooth_manager"]
-NAME_READS: tuple[Argv, ...] = (WIFI_STATUS, WIFI_NETWORKS, BLUETOOTH)
+NAME_READS: tuple[Argv, ...] = (WIFI_STATUS, WIFI_NETWORKS, WIFI_SCAN, BLUETOOTH)
 # the package of the default SMS app (the one that handles an ``sms:`` SENDTO): sms_send taps Send only there
 SMS_DEFAULT_APP: Argv = ["settings", "get", "secure", "sms_default_application"]
 

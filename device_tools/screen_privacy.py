@@ -35,8 +35,9 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
-from .network_names import NetworkNames, shows_name
+from .network_names import KnownNames, NetworkNames, shows_name
 from .notice_windows import SYSTEM_UI, shows_notices
+from .read_off_names import shows_read_off
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
 
@@ -52,9 +53,10 @@ NEARBY = "nearby_devices"
 SETTINGS = "com.android.settings"
 # what stands for an app in a refusal when a screen shows a known name, or Settings when they are unread
 NAMES_SHOWN = "the Wi-Fi and Bluetooth names the phone knows"
+NAMES_CROWDED = "the Wi-Fi networks in range (more than can be checked: a screen may show any of them)"
 NAMES_UNREAD = "com.android.settings (the phone's Wi-Fi and Bluetooth names could not be read)"
 # once a screen tool's call behind the gateway is done: (the folded names, or None: unread)
-_NAMES: ContextVar[tuple[frozenset[str] | None] | None] = ContextVar("sentinel_screen_names", default=None)
+_NAMES: ContextVar[tuple[KnownNames | None] | None] = ContextVar("sentinel_screen_names", default=None)
 # the screens a screen tool's call read and the text it read off pixels: checked for the names once it is done
 # (a call refused before it reads the phone reads no names either)
 _SCREENS: ContextVar[list[Snapshot] | None] = ContextVar("sentinel_screen_screens", default=None)
@@ -67,7 +69,7 @@ class ScreenPrivacy:
         self.apps = dict(apps)
         self.names = names
         if names is not None:
-            self.apps |= {NAMES_SHOWN: NEARBY, NAMES_UNREAD: NEARBY}
+            self.apps |= {NAMES_SHOWN: NEARBY, NAMES_UNREAD: NEARBY, NAMES_CROWDED: NEARBY}
         self.kinds = sorted(set(self.apps.values()))
         self.registry = registry
         registry.listeners.append(self._saw)
@@ -282,7 +284,7 @@ class ScreenPrivacy:
         if kept is not None:
             kept.extend(t for t in texts if t)
 
-    async def _names_check(self, ctx: Any) -> tuple[frozenset[str] | None] | None:
+    async def _names_check(self, ctx: Any) -> tuple[KnownNames | None] | None:
         """What a call behind the gateway checks its screens against (None: no check): without
         ``nearby_devices`` a name withholds the result, with it the result says it shows them
         (``PERSONAL_SHOWN``: a trace keeps it only while the consent holds). Standalone: no read."""
@@ -293,7 +295,8 @@ class ScreenPrivacy:
 
 def _names_in(snapshot: Snapshot) -> set[str]:
     """The stand-in for the names the phone knows when ``snapshot`` shows one (any label, hint or id of a
-    node, listed or not), or is Settings' while they are unread; nothing outside a check."""
+    node, listed or not), or is Settings' while they are unread, or is any screen while more networks are in
+    range than are checked; nothing outside a check."""
     check = _NAMES.get()
     if check is None:
         return set()
@@ -304,14 +307,16 @@ def _names_in(snapshot: Snapshot) -> set[str]:
     said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
     # one folded text of every label (a line each: a name never runs from one label into the next), searched
     # once per name: a screen of a thousand nodes against the most names costs a few milliseconds
-    return {NAMES_SHOWN} if shows_name("\n".join(v for v in said if v), names) else set()
+    crowded = set() if names.complete else {NAMES_CROWDED}
+    return crowded | ({NAMES_SHOWN} if shows_name("\n".join(v for v in said if v), names) else set())
 
 
 def _names_read_off(texts: list[str]) -> set[str]:
     check = _NAMES.get()
-    if check is None or check[0] is None:
+    if check is None or check[0] is None or not texts:
         return set()
-    return {NAMES_SHOWN} if shows_name("\n".join(texts), check[0]) else set()
+    crowded = set() if check[0].complete else {NAMES_CROWDED}
+    return crowded | ({NAMES_SHOWN} if shows_read_off("\n".join(texts), check[0]) else set())
 
 
 def _labelled(item: dict[str, Any]) -> bool:

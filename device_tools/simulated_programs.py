@@ -97,9 +97,10 @@ def alarm_dump_text(alarms: list[dict[str, str]], now: float) -> str:
 
 
 def network_dump(argv: list[str], network: dict[str, Any] | None) -> str:
-    """``cmd wifi status``, ``cmd wifi list-networks`` and ``dumpsys bluetooth_manager`` as Android 13 prints
-    them (AOSP ``WifiShellCommand``, ``AdapterService.dump``), for ``network``'s connected Wi-Fi, saved
-    networks, own Bluetooth name and paired devices; None: a phone whose services do not answer."""
+    """``cmd wifi status``, ``cmd wifi list-networks``, ``cmd wifi list-scan-results`` and ``dumpsys
+    bluetooth_manager`` as Android 13 prints them (AOSP ``WifiShellCommand``, ``AdapterService.dump``), for
+    ``network``'s connected Wi-Fi, saved networks, networks in range, own Bluetooth name and paired
+    devices; None: a phone whose services do not answer."""
     if network is None:
         return f"cmd: Can't find service: {argv[1]}\n"
     if argv == ["cmd", "wifi", "status"]:
@@ -120,6 +121,16 @@ def network_dump(argv: list[str], network: dict[str, Any] | None) -> str:
             return "No networks\n"
         rows = [f"{'Network Id':<12} {'SSID':<32} {'Security type':<4}"]
         rows += [f"{i:<12d} {ssid:<32} {'wpa2-psk':<4}" for i, ssid in enumerate(saved)]
+        return "\n".join(rows) + "\n"
+    if argv == ["cmd", "wifi", "list-scan-results"]:  # AOSP ScanResultUtil.dumpScanResults
+        in_range = network.get("in_range", [])
+        if not in_range:
+            return "No scan results\n"
+        rows = ["    BSSID              Frequency      RSSI           Age(sec)     SSID"
+                "                                 Flags"]
+        rows += [f"  02:00:00:00:{i // 256:02x}:{i % 256:02x}  {2412:9d}  {-60 - i % 30:>15}   {'4.210':>8}"
+                 f"    {ssid[:32]:<32}  [WPA2-PSK-CCMP][RSN-PSK-CCMP][ESS]"
+                 for i, ssid in enumerate(in_range)]
         return "\n".join(rows) + "\n"
     out = ["Bluetooth Status", "  enabled: true", "  state: ON", "  address: XX:XX:XX:XX:6C:2A",
            f"  name: {network.get('name', '')}", "  time since enabled: 01:02:03.456", "",
