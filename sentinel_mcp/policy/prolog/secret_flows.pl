@@ -57,7 +57,7 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
     keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
     own_bases(RB, Bases),
-    Ctx = sctx(Clauses, Bases),
+    Ctx = sctx(Clauses, Bases, kept),
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
            secret_walk(Body, Ctx, F-L, [], Ts, _)),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
@@ -152,10 +152,12 @@ secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches([(I, Th), E], 
 secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches([A, B], C, P, K, T0, T).
 secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
-secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_walk(G, C, P, K, T0, _).
+%  a negation's proof keeps only not(G), G as it was called (prove/2): what G's goals make of a secret is
+%  not kept, so they may (hidden); what G shows a person (a question, a denial's reason) is checked still
+secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk(G, CH, P, K, T0, _).
 secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
 secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches([G, true], C, P, K, T0, T).
-secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_walk((A, B), C, P, K, T0, _).
+secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk((A, B), CH, P, K, T0, _).
 secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
 secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
     secret_site('a denial''s reason', R, T, P).
@@ -190,7 +192,7 @@ secret_add(X, N, T0, T) :- term_variables(X, Vs),
     foldl([V, A0, A]>>( member(S-_, A0), S == V -> A = A0 ; A = [V-N|A0] ), Vs, T0, T).
 
 %  where a goal shows what it is given: a question's arguments, an askable's
-secret_sites(G, sctx(_, Bases), T, P) :-
+secret_sites(G, sctx(_, Bases, _), T, P) :-
     (   compound(G), ( G = confirmed(_, Args) ; G = confirmed(_, Args, _) )
     ->  secret_site('a confirmation''s question', G-Args, T, P)
     ;   compound(G), ( G = confirmed_items(H, Is) ; G = confirmed_items(H, Is, _) )
@@ -221,12 +223,13 @@ secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
 %  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
 %  site (secret_sites/4), what it answers the person's
-secret_goal(G, sctx(_, Bases), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
-secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
+secret_goal(G, sctx(_, Bases, _), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
+secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
     G =.. [_|As], secret_mask(As, T0, Mask),
     secret_summary(C, N/A, Mask, [P|K], Out),
     foldl(secret_out, As, Out, T0, T).
 secret_goal(X = Y, _, _, _, T0, T) :- !, secret_of(X = Y, T0, N), secret_add(X = Y, N, T0, T).  % an alias
+secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
 secret_goal(G, _, F-L, _, T0, T) :- secret_of(G, T0, N), secret_add(G, N, T0, T),
     ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
     format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
@@ -241,20 +244,24 @@ secret_out(X, O, A0, A) :- ( O == 0 -> A = A0 ; secret_add(X, O, A0, A) ).
 
 %  secret_summary(+Ctx, +PI, +Mask, +Stack, -Out): which arguments of a call of PI come out secret, given
 %  those its caller passes (Mask: 0, or the secret's name); each clause walked, its sites checked
-secret_summary(_, N/A, Mask, _, Out) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
-    secret_memo(N/A, Key, Out0), !, Out = Out0.
-secret_summary(_, N/A, Mask, K, Out) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
+secret_summary(C, N/A, Mask, _, Out) :- secret_key(C, Mask, Key), secret_memo(N/A, Key, Out0), !, Out = Out0.
+secret_summary(C, N/A, Mask, K, Out) :- secret_key(C, Mask, Key),
     memberchk(rec(N/A, Key), K), !,
     ( member(S, Mask), S \== 0 -> maplist(=(S), Out) ; maplist(=(0), Out) ).
 secret_summary(C, N/A, Mask, K, Out) :-
-    maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key),
+    secret_key(C, Mask, Key),
     (   maplist(==(0), Mask)
     ->  Out = Mask
-    ;   C = sctx(Cls, _), get_assoc(N/A, Cls, Clauses),
+    ;   C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
         same_length(Mask, Out0), maplist(=(0), Out0),
         foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out),
         assertz(secret_memo(N/A, Key, Out))
     ).
+
+%  a summary is kept per mask and mode (a rule walked under a negation reports no goal given a secret)
+secret_key(sctx(_, _, Mode), Mask, Mode-Key) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key).
+
+secret_hidden(sctx(Cls, Bases, _), sctx(Cls, Bases, hidden)).
 
 secret_clause(C, Mask, K, c(Cl, F, L), Out0, Out) :-
     \+ \+ ( rule_head(Cl, H), ( Cl = (_ :- B) -> true ; B = true ), H =.. [_|As],
