@@ -1,9 +1,9 @@
 """Unicode's table of look-alike characters (UTS #39 ``confusables.txt``, version 14.0.0, as Python's
 ``unicodedata`` here), shipped whole beside this module and read as published: each source character and the
 prototype it reads as (one or more characters). It is the one definition of "reads as" that the skeletons
-(``look_alike_names``) and the runtime's person key (``policy/confusable_table.py`` writes its Prolog copy)
-share: a copy rebuilt from it by hand (``confusable_homoglyphs``' JSON) recovered the directions by guess
-and turned 272 pairs round."""
+(``look_alike_names``) and the person key (``person_keys``; ``policy/person_key_table.py`` writes the
+runtime's table from it) share: a copy rebuilt from it by hand (``confusable_homoglyphs``' JSON) recovered
+the directions by guess and turned 272 pairs round."""
 
 from __future__ import annotations
 
