@@ -10,12 +10,14 @@ letters:
   "highly restrictive" level allows (Japanese and Korean names mix them honestly). Latin with Cyrillic,
   Greek, Cherokee... is how a look-alike is spelled.
 - ``looks_alike``: whether two names that are not the same read alike, by UTS #39's confusable skeleton over
-  its table of look-alike characters (``confusables.txt``, the ``confusable_homoglyphs`` package's copy):
-  each character replaced by the prototype of its class, after compatibility forms, invisible characters and
-  combining marks are dropped. Names are compared case-insensitively, so "ВООК" in Cyrillic capitals reads
-  as a pinned "book": a name's skeleton is taken as written, lower-cased and upper-cased, and two names look
-  alike when one of these is shared. A single-script name of another script ("Бронирование", "Αθήνα") is
-  a name like any other: it looks alike only a name made of its look-alikes.
+  its table of look-alike characters (``confusables.txt``, shipped whole: ``confusable_table``): invisible
+  characters and combining marks dropped, each character replaced by the prototype of its class, then
+  compatibility forms (NFKC) folded. The table comes first: NFKC turns some look-alikes into letters of
+  another shape (a Greek lunate sigma "ϲ", which reads as "c", into a final sigma "ς"). Names are compared
+  case-insensitively, so "ВООК" in Cyrillic capitals reads as a pinned "book": a name's skeleton is taken
+  as written, lower-cased and upper-cased, and two names look alike when one of these is shared. A
+  single-script name of another script ("Бронирование", "Αθήνα") is a name like any other: it looks alike
+  only a name made of its look-alikes.
 
 A skeleton is for comparing only, never shown (it mixes scripts by design).
 """
@@ -23,11 +25,10 @@ A skeleton is for comparing only, never shown (it mixes scripts by design).
 from __future__ import annotations
 
 import functools
-import json
 import re
 import unicodedata
-from importlib import resources
 
+from sentinel_mcp.core.confusable_table import prototypes as _prototypes
 from sentinel_mcp.core.display_text import is_hidden
 
 # Script sets a name may mix (UTS #39 "highly restrictive": Latin with Japanese, Korean or Bopomofo-Han)
@@ -87,7 +88,7 @@ def looks_alike(a: str, b: str) -> bool:
 
 def skeletons(name: str) -> frozenset[str]:
     """``name``'s confusable skeletons: as written, lower-cased and upper-cased (see the module's note)."""
-    plain = "".join(ch for ch in unicodedata.normalize("NFKC", name) if not is_hidden(ch)).strip()
+    plain = "".join(ch for ch in name if not is_hidden(ch)).strip()  # (NFKC after the table: _skeleton)
     forms = (plain, plain.casefold(), plain.upper())
     return frozenset(_skeleton_cached(f) if len(f) <= CACHED_LENGTH else _skeleton(f) for f in forms)
 
@@ -95,7 +96,9 @@ def skeletons(name: str) -> frozenset[str]:
 def _skeleton(text: str) -> str:
     for _ in range(_ROUNDS):
         mapped = "".join(_prototypes().get(ch, ch) for ch in _bare(text))
-        mapped = _bare(mapped).casefold()
+        mapped = _bare(unicodedata.normalize("NFKC", mapped)).casefold()
+        if not mapped.isprintable():  # a prototype may hold what no one sees (a tab: U+1F16D)
+            mapped = "".join(ch for ch in mapped if not is_hidden(ch))
         if mapped == text:
             break
         text = mapped
@@ -113,11 +116,11 @@ _skeleton_cached = functools.lru_cache(maxsize=4096)(_skeleton)
 @functools.lru_cache(maxsize=8192)
 def reads_as(ch: str) -> str:
     """What the one character ``ch`` reads as, for finding a word however it is written: its skeleton, taken
-    again through NFKC until it no longer changes (a prototype may be a compatibility form: "%" is "º/₀"),
+    again until it no longer changes (a prototype may be a compatibility form: "%" is "º/₀"),
     lower case. Like a skeleton, for comparing only."""
     text = ch
     for _ in range(_ROUNDS):
-        folded = _skeleton(unicodedata.normalize("NFKC", text))
+        folded = _skeleton(text)  # (NFKC after the table's prototypes: a lunate sigma is a c, not a sigma)
         if folded == text:
             break
         text = folded
@@ -128,25 +131,3 @@ def confusable_characters() -> list[str]:
     """Every character UTS #39's table takes to another (what ``reads_as`` may change)."""
     return list(_prototypes())
 
-
-@functools.cache
-def _prototypes() -> dict[str, str]:
-    """Each character of the confusables table mapped to its prototype. The package's table lists both ways:
-    a prototype lists its look-alikes, each look-alike lists its prototype alone; a pair that lists only
-    each other is one prototype and its one look-alike, either way round, so both go to the same one."""
-    raw = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8"))
-
-    def visible(text: str) -> str:  # (right-to-left entries are wrapped in U+200E marks)
-        return "".join(ch for ch in text if not is_hidden(ch))
-
-    table = {visible(k): [visible(g["c"]) for g in v] for k, v in raw.items()}
-    out: dict[str, str] = {}
-    for char, glyphs in table.items():
-        if len(char) != 1 or len(glyphs) != 1:
-            continue  # a prototype (it lists its look-alikes) stays itself
-        other = glyphs[0]
-        if len(table.get(other, ())) == 1 and len(other) == 1:  # a pair: one way round, chosen alike
-            other = min(char, other, key=lambda c: (not c.isascii(), c))
-        if other != char:
-            out[char] = other
-    return out

@@ -6,7 +6,7 @@ so every call is guarded and audited on the same path.
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Literal, Protocol
+from typing import Annotated, Any, Awaitable, Callable, Literal, Protocol
 
 from mcp.types import (
     CallToolResult,
@@ -19,7 +19,7 @@ from mcp.types import (
     ResourceTemplate,
     Tool,
 )
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PlainValidator
 
 from sentinel_mcp.core.call_request import CallRequest, ProgressFn
 from sentinel_mcp.core.decision import Answer, Deny, Origin, Question, ToolCall
@@ -48,11 +48,19 @@ class NeedsInput(BaseModel):
     identity: str | None = None  # the tool the questions are about (``<server>__<tool>``): answers are for it
 
 
+def _text_as_given(value: Any) -> str:
+    """A text kept as given: a ``display_text.Marked`` reason stays marked (a str field made it a plain str,
+    whose marks, shown again, read ``⟨U+27E8⟩U+200B⟨U+27E9⟩``)."""
+    if not isinstance(value, str):
+        raise ValueError("a reason is a text")  # noqa: TRY004 - pydantic's validation error, as for a str
+    return value
+
+
 class Refused(BaseModel):
     """The guard denied, or the call could not be routed (unknown tool, bad arguments, breaker open)."""
 
     kind: Literal["refused"] = "refused"
-    reason: str
+    reason: Annotated[str, PlainValidator(_text_as_given)]
     decision: Deny | None = None
     decision_id: str | None = None  # the audit record of this decision (none when nothing could be recorded)
 

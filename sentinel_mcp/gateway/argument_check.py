@@ -16,6 +16,7 @@ import anyio
 from mcp.types import Tool
 
 from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.core.wire_limits import MAX_ARGUMENT_DEPTH, ValueWalk, walk_value
@@ -150,7 +151,8 @@ def _verdict(tool: Tool, validator: Validator | None, arguments: dict[str, Any],
     message = error.message
     if len(message) > MESSAGE_ECHO_LIMIT:
         quoted = repr(error.instance)
-        message = message.replace(quoted, echoed(quoted), 1) if quoted in message else message
+        head, found, tail = message.partition(quoted)
+        message = compose(head, echoed(quoted), tail) if found else message
     where = "/".join(str(p) for p in error.absolute_path)
-    return (f"invalid arguments for {tool.name}: {echoed(message, MESSAGE_ECHO_LIMIT)}"
-            + (f" (at {echoed(where)})" if where else ""))
+    return compose("invalid arguments for ", tool.name, ": ", echoed(message, MESSAGE_ECHO_LIMIT),
+                   *((" (at ", echoed(where), ")") if where else ()))

@@ -35,6 +35,7 @@ import copy
 from typing import TYPE_CHECKING, Any, Literal
 
 from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
@@ -320,11 +321,11 @@ class _Refused(GatewayError):  # noqa: N818 - internal: its text is the refusal
         if not self.path:
             return self.what
         if self.alike is not None:
-            return (f"the argument {echoed('/'.join(self.path))} reads as the declared {echoed(self.alike)} "
-                    "(an invisible or look-alike character); send each argument spelled as the tool declares "
-                    "it")
-        return (f"the argument {echoed('/'.join(self.path))} is not one the tool declares; send only the "
-                "arguments its schema lists")
+            return compose("the argument ", echoed("/".join(self.path)), " reads as the declared ",
+                           echoed(self.alike), " (an invisible or look-alike character); send each argument "
+                           "spelled as the tool declares it")
+        return compose("the argument ", echoed("/".join(self.path)), " is not one the tool declares; send "
+                       "only the arguments its schema lists")
 
 
 def _object(shape: Shape, value: dict[str, Any], undeclared: Undeclared, filled: list[int],

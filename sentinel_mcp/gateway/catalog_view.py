@@ -30,6 +30,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.gateway.call_rates import CallRates
 from sentinel_mcp.core.builtin import declares_self_confirming
 from sentinel_mcp.core.call_meta import call_meta
+from sentinel_mcp.core.display_text import Marked, compose
 from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
@@ -196,7 +197,7 @@ class CatalogView:
                 if u.state != "ready" and principal.may_reach_some(u.name)]
         if down:
             hint += f" (not connected now: {', '.join(down)})"
-        return f"unknown tool {echoed(name)!r}{hint}"
+        return compose("unknown tool ", Marked(repr(echoed(name))), hint)  # (a shown text's repr: no hidden)
 
     # ------------------------------------------------------------------ resources and prompts
     def list_resources(self, principal: Principal) -> list[Resource]:
@@ -239,10 +240,11 @@ class CatalogView:
                     up.read_resource(uri, meta=meta) if up.principals is None  # per principal: its own
                     else on_own_session(up, principal.name, lambda own: own.read_resource(uri, meta=meta)))
             except ResultRefused as e:  # as it was parsed (result_shape.py)
-                raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {e.why}") from None
+                raise UpstreamUnavailable(
+                    compose("upstream ", up.name, "'s resource ", echoed(uri), ": ", e.why)) from None
         bomb = None if up.builtin else too_many_blocks(len(result.contents), "resource contents")
         if bomb is not None:  # refused before an item is looked at (shown_result.py)
-            raise UpstreamUnavailable(f"upstream {up.name}'s resource {echoed(uri)}: {bomb}")
+            raise UpstreamUnavailable(compose("upstream ", up.name, "'s resource ", echoed(uri), ": ", bomb))
         # attributed before Sentinel's own note (a withheld resource's) takes a foreign item's place: the note
         # is Sentinel's words, never the server's
         said = None if up.builtin else attributed_contents(result.contents, up.name)
@@ -292,7 +294,7 @@ class CatalogView:
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
             if route is None or not principal.may_read(route.upstream):
-                raise NotInCatalog(f"unknown prompt: {echoed(ref.name)}")
+                raise NotInCatalog(compose("unknown prompt: ", echoed(ref.name)))
             upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
         elif isinstance(ref, ResourceTemplateReference):
             found = next(

@@ -26,7 +26,7 @@ from sentinel_mcp.config import Config
 from sentinel_mcp.core.call_meta import call_meta
 from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.caller_link import CallOf
-from sentinel_mcp.core.display_text import said
+from sentinel_mcp.core.display_text import compose, said
 from sentinel_mcp.core.decision import (
     Allow,
     Answer,
@@ -383,7 +383,7 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         # declare, 13.0 is the upstream's 13 (judged_arguments.py: a why-not look judges the same)
         arguments, problem = self._shaped(route, arguments, walk)
         if problem is not None:
-            problem = f"invalid arguments for {name}: {problem}"
+            problem = compose("invalid arguments for ", name, ": ", problem)  # (its marks kept: shown once)
             await rec.final(
                 "error", "bad_arguments", upstream=route.upstream, error=problem, arguments=arguments
             )

@@ -22,7 +22,7 @@ from mcp.types import (
     ReadResourceResult,
 )
 
-from sentinel_mcp.core.display_text import Marked, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.conversations import Conversation, SessionRefused
@@ -96,7 +96,8 @@ class CatalogRequests:
         try:
             return await self.port.get_prompt(params.name, params.arguments, self.principal(ctx))
         except NotInCatalog:
-            raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {echoed(params.name)}") from None
+            raise MCPError(code=INVALID_PARAMS,
+                           message=compose("unknown prompt: ", echoed(params.name))) from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None
 

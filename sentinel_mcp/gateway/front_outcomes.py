@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
-from sentinel_mcp.core.display_text import Marked, compose, safe_text
+from sentinel_mcp.core.display_text import Marked, compose, safe_text, shown
 from sentinel_mcp.core.port import NeedsInput, Refused
 from sentinel_mcp.gateway.own_results import sentinel_result
 
@@ -15,16 +15,20 @@ from sentinel_mcp.gateway.own_results import sentinel_result
 def refused_result(outcome: Refused) -> CallToolResult:
     """A deny: its reason, what was unmet and what would unblock it (each value shown safely)."""
     d = outcome.decision
-    lines = [f"Sentinel refused this call: {outcome.reason}"]
+    # a reason may quote any value: a marked one (``Marked``: Sentinel's words around values it showed) is
+    # kept, any other shown here, each once
+    parts: list[str] = ["Sentinel refused this call: ", outcome.reason]
     info: dict[str, Any] = {"decision": "deny", "reason": outcome.reason}
     if d is not None:
         if d.unmet:
-            lines.append("Unmet: " + "; ".join(d.unmet))
+            parts.append("\nUnmet: " + "; ".join(d.unmet))
         if d.how_to_unblock:
-            lines.append("To unblock: " + "; ".join(d.how_to_unblock))
+            parts.append("\nTo unblock: " + "; ".join(d.how_to_unblock))
         info.update(unmet=d.unmet, how_to_unblock=d.how_to_unblock)
-    shown = safe_text("\n".join(lines), 8000, keep_newlines=True)  # a reason may quote any value
-    return sentinel_result(shown, **info, decision_id=outcome.decision_id)
+    text = Marked("".join(p if isinstance(p, Marked) else shown(p, len(p), keep_newlines=True).text
+                          for p in parts))
+    shown_text = safe_text(text, 8000, keep_newlines=True)
+    return sentinel_result(shown_text, **info, decision_id=outcome.decision_id)
 
 
 def blocked_result(outcome: NeedsInput, inbox: Any) -> CallToolResult:

@@ -43,6 +43,7 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.echoed_text import echoed
 from sentinel_mcp.core.port import FrontPort, NotInCatalog
 from sentinel_mcp.gateway.client_notices import tell_each, told
@@ -120,7 +121,8 @@ class FrontUtilities:
             )
         except NotInCatalog:
             if isinstance(ref, PromptReference):
-                raise MCPError(code=INVALID_PARAMS, message=f"unknown prompt: {echoed(ref.name)}") from None
+                raise MCPError(code=INVALID_PARAMS,
+                               message=compose("unknown prompt: ", echoed(ref.name))) from None
             raise resource_not_found(ref.uri) from None
         except UpstreamUnavailable as e:
             raise MCPError(code=-32603, message=str(e)) from None

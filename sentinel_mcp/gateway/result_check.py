@@ -26,6 +26,7 @@ import anyio
 from mcp.types import CallToolResult, Tool
 
 from sentinel_mcp.core import outside_schema
+from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.echoed_text import MESSAGE_ECHO_LIMIT, echoed
 from sentinel_mcp.core.outside_schema import TooCostly, UnusableSchema
 from sentinel_mcp.gateway import flat_output_schema
@@ -150,11 +151,11 @@ def _verdict(validator: Validator, structured: Any, size: int) -> str | None:
     try:
         found = outside_schema.errors(validator, structured, size)
     except (UnusableSchema, TooCostly) as e:
-        return f"{UNCHECKED} ({echoed(str(e), MESSAGE_ECHO_LIMIT)})"
+        return compose(UNCHECKED, " (", echoed(str(e), MESSAGE_ECHO_LIMIT), ")")
     if not found:
         return None
     error = found[0]
     where = "/".join(str(p) for p in error.absolute_path)
     # the check's message quotes the upstream's value: cut and made visible, as any outside text repeated
-    return (f"{UNFIT}: {echoed(error.message, MESSAGE_ECHO_LIMIT)}"
-            + (f" (at {echoed(where)})" if where else ""))
+    return compose(UNFIT, ": ", echoed(error.message, MESSAGE_ECHO_LIMIT),
+                   *((" (at ", echoed(where), ")") if where else ()))

@@ -4,7 +4,8 @@ passengers' (airline policy.md): a passenger is a person, and one person takes o
 listed the same person twice (two seats charged for one traveller), and a reservation of two people had its
 passengers "modified" to one person twice: the number of people changed while the list's length did not. The
 same person is the same date of birth and the same name in any case, accents (composed or not), blanks,
-hyphens or periods: 'Mia Li', 'MIA LI', 'Mía Li', 'Mi\u0301a Li', 'Mia-Li'.
+hyphens or periods, or look-alike letters of another script: 'Mia Li', 'MIA LI', 'Mía Li', 'Mi\u0301a Li',
+'Mia-Li', 'Mi\u0430 Li' with a Cyrillic а.
 
 Through the real gateway, over the permissive airline server (its writes check nothing) in a subprocess, real
 SWI-Prolog and SQLite; a user who says yes to everything. mia_li_8815's booking
@@ -28,7 +29,10 @@ OMAR = {"first_name": "Omar", "last_name": "Rossi", "dob": "1985-02-11"}
 # (a decomposed "Mi\u0301a" never reaches the guard: a text not in NFC is refused at the wire,
 # tests/gateway/test_argument_nfc.py; the rule's own key folds it alike all the same)
 SAME_MIA = [("Mia", "Li"), ("MIA", "LI"), ("mia", "li"), ("M\u00eda", "Li"),
-            ("Mia", "L.i"), ("Mi-a", "Li"), ("M i a", "Li")]
+            ("Mia", "L.i"), ("Mi-a", "Li"), ("M i a", "Li"),
+            # look-alike letters of other scripts: Cyrillic а, М, і; Greek Μ, α; a dotless ı
+            ("Mi\u0430", "Li"), ("\u041cia", "Li"), ("Mia", "L\u0456"), ("\u039ci\u03b1", "Li"),
+            ("M\u0131a", "Li")]
 YES = [("Book this reservation?", True), ("Update the passengers of this reservation?", True)]
 UNMET = "each passenger is a different person"
 

@@ -5,6 +5,8 @@ merely share letters are not."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from sentinel_mcp.core.look_alike_names import looks_alike, name_flaw
@@ -55,3 +57,30 @@ def test_different_names_do_not_look_alike(a: str, b: str) -> None:
 
 def test_a_name_too_long_to_read_at_a_glance_is_flagged() -> None:
     assert name_flaw("a" * 200) is None and "longer than" in (name_flaw("a" * 201) or "")
+
+
+def _table_entries() -> list[tuple[str, str]]:
+    """Every entry of the shipped ``confusables.txt`` whose source a skeleton sees as it is: not hidden (it is
+    dropped) and unchanged by NFD (a skeleton takes its marks off: "ö" is "o", whatever the table pairs "ö"
+    with)."""
+    from sentinel_mcp.core.confusable_table import data_text, entries
+    from sentinel_mcp.core.display_text import is_hidden
+
+    table = entries(data_text())
+    assert len(table) > 6000  # the whole file, not a part of it
+    return [(s, p) for s, p in table.items() if not is_hidden(s) and unicodedata.normalize("NFD", s) == s]
+
+
+@pytest.mark.parametrize("start", range(8))
+def test_every_entry_of_unicodes_table_reads_as_its_prototype(start: int) -> None:
+    """Each entry of Unicode's data file, inside a word: the source character reads as its prototype (the
+    Greek lunate sigma "ϲ" as "c": NFKC, taken first, made it a final sigma, which reads as "o")."""
+    entries = _table_entries()[start::8]
+    wrong = [(f"U+{ord(s):04X}", p) for s, p in entries if not looks_alike(f"curr{s}ncy", f"curr{p}ncy")]
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("spelling", ["curren\u03f2y", "\u03f2urrency", "CURREN\u03f9Y",
+                                      "\u03f2urren\u03f2y"])
+def test_a_greek_lunate_sigma_reads_as_c(spelling: str) -> None:
+    assert looks_alike(spelling, "currency")

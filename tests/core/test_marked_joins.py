@@ -4,10 +4,10 @@ console's filter, the CLI) a real hidden character in ``v`` reads ``⟨U+27E8⟩
 had typed the mark out.
 
 This reads Sentinel's sources: every f-string, ``+``, ``%``, ``.join`` or ``.format`` with a call of
-``safe_text``/``shown``/``display_note``/``safe_question``/``error_text`` in it must be passed straight to
-``Marked`` or ``compose``, or printed straight (``print``, ``.write``, ``input``, ``SystemExit``: a terminal
-shows it once). The sites not yet traced are listed in ``UNTRACED`` by module and function, counted exactly: a
-new site fails, and so does a fixed one left in the list (take it out)."""
+``safe_text``/``shown``/``display_note``/``safe_question``/``error_text``/``echoed`` in it must be passed
+straight to ``Marked`` or ``compose``, or printed straight (``print``, ``.write``, ``input``,
+``SystemExit``: a terminal shows it once). The sites not yet traced are listed in ``UNTRACED`` by module and
+function, counted exactly: a new site fails, and so does a fixed one left in the list (take it out)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.support.source_ast import parsed
 
 ROOT = Path(__file__).resolve().parents[2] / "sentinel_mcp"
-MARKING = {"safe_text", "shown", "display_note", "safe_question", "error_text"}
+MARKING = {"safe_text", "shown", "display_note", "safe_question", "error_text", "echoed"}
 KEEPS = {"Marked", "compose", "print", "write", "input", "SystemExit"}  # last four: a terminal shows it once
 # a module's own straight-to-the-terminal printer (``ChatTerminal.say`` prints its text, nothing more;
 # ``StderrRelay._write`` writes Sentinel's stderr)

@@ -13,6 +13,7 @@ from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
+from sentinel_mcp.core.display_text import is_hidden
 from sentinel_mcp.gateway.key_spellings import key_spelling_problem
 from sentinel_mcp.gateway.look_alike_keys import MAX_LOOKED_CHARS
 
@@ -39,6 +40,9 @@ CURRENCY = {
     "a Cyrillic es": "\u0441urrency",
     "a Cyrillic ie": "curr\u0435ncy",
     "a Cyrillic u": "currenc\u0443",
+    "a Greek lunate sigma": "curren\u03f2y",
+    "a Greek capital lunate sigma": "CURREN\u03f9Y",
+    "a Greek lunate sigma first": "\u03f2urrency",
     "Cyrillic es and ie": "\u0441urr\u0435n\u0441y",
     "a combining dot below": "curre\u0323ncy",
     "a Hangul filler": "currency\u3164",
@@ -115,3 +119,25 @@ async def test_the_names_compared_per_call_are_bounded(tmp_path: Path) -> None:
         r = await c.call_tool("pay__transfer", {"amount": 5, "currency": "USD", **fits})
         assert not r.is_error, r.content[0].text
     assert arguments(tmp_path) == [{"amount": 5, "currency": "USD", **fits}]
+
+
+async def test_a_refusal_shows_each_hidden_character_once(tmp_path: Path) -> None:
+    """The refusal names the key as sent, each hidden character shown once as ``⟨U+XXXX⟩``: the key's marked
+    text, built into a plain string, was shown again and read ``currency⟨U+27E8⟩U+200B⟨U+27E9⟩``."""
+    hidden = {k: [c for c in k if is_hidden(c)] for k in CURRENCY.values() if any(is_hidden(c) for c in k)}
+    assert len(hidden) >= 10
+    config = parse_config(pay_config(tmp_path, undeclared="pass"), base_dir=str(tmp_path))
+    async with running_gateway(config) as rt, Client(rt.front.server) as c:
+        said = []
+        for key in hidden:
+            r = await c.call_tool("pay__transfer", {"amount": 50, key: "USD"})
+            said.append(r.content[0].text)
+        for key in EXPRESS:
+            r = await c.call_tool("pay__ship", {"order": "o", "options": {"express": False, key: True}})
+            said.append(r.content[0].text)
+    for text in said:
+        assert "U+27E8" not in text and "U+27E9" not in text, text
+    for text, chars in zip(said, hidden.values()):
+        for ch in chars:
+            assert text.count(f"⟨U+{ord(ch):04X}⟩") == chars.count(ch), text
+    assert arguments(tmp_path) == []

@@ -5,6 +5,7 @@
 :- use_module(unicode_categories, [uc_category/2]).
 :- use_module(library(unicode), [unicode_nfkd/2]).  % SWI-Prolog's utf8proc package: loaded here, never autoloaded
 :- use_module(library(apply), [include/3]).
+:- use_module(person_key_letters, [key_compat_fold/2, key_letter_fold/2]).  % policy/person_key_table.py
 
 % A name is letters (any script) with the marks they carry, and the blanks, hyphens, apostrophes, periods and
 % middle dots between them, starting with a letter, at most 80 characters: a confirmation shows the names among
@@ -70,9 +71,16 @@ ignorable_range(0x1D173, 0x1D17A). ignorable_range(0xE0000, 0xE0FFF).
 
 %  person_name_key(+Name, -Key): what the spellings of one person's name share, so that a list naming one
 %  person twice is seen whatever the spelling ('Mia Li', 'MIA LI', 'Mía Li' composed or decomposed, 'Mi-a
-%  Li'): its letters alone, in order, each compatibility-decomposed (NFKD) with its marks left out, in lower
-%  case. Blanks, hyphens, apostrophes, periods, joiners and marks are no part of it.
+%  Li', 'Mi<U+0430> Li' with a Cyrillic a): its letters alone, in order, each compatibility-decomposed (NFKD)
+%  with its marks left out, in lower case, and each letter that reads as another (UTS #39's confusables)
+%  taken as that one (key_letter_fold/2: a person cannot tell them apart; two real travellers named alike
+%  differ by their dates of birth). Blanks, hyphens, apostrophes, periods, joiners and marks are no part of
+%  it. The same key in Python: sentinel_mcp/core/person_keys.py.
 person_name_key(Name, Key) :-
-    atom(Name), unicode_nfkd(Name, D), downcase_atom(D, L), atom_codes(L, Cs), include(key_letter, Cs, Ks),
-    atom_codes(Key, Ks).
+    atom(Name), atom_codes(Name, C0), key_folded(C0, key_compat_fold, C1), atom_codes(N1, C1),
+    unicode_nfkd(N1, D), downcase_atom(D, L), atom_codes(L, Cs), include(key_letter, Cs, Ks),
+    key_folded(Ks, key_letter_fold, Fs), atom_codes(Key, Fs).
 key_letter(C) :- uc_category(C, K), sub_atom(K, 0, 1, _, 'L').
+key_folded([], _, []).
+key_folded([C|Cs], Fold, Fs) :-
+    ( call(Fold, C, F) -> append(F, Rest, Fs) ; Fs = [C|Rest] ), key_folded(Cs, Fold, Rest).
