@@ -2,7 +2,8 @@
 value whole (masked), never what G's goals made of it, so the flow check lets G take it apart; what G shows a
 person (a question, a denial's reason) is still refused. The device's ``type_text`` checks the typed text's
 characters so (its ``text`` is sensitive by the device's schema): before, the walk of schema secrets denied
-every ``device__type_text`` call, and the characters of a typed password were in the proof. Real SWI-Prolog."""
+every ``device__type_text`` call, and the characters of a typed password were in the proof.
+Real SWI-Prolog."""
 
 from __future__ import annotations
 
@@ -71,7 +72,8 @@ async def test_a_secret_checked_under_a_negation_is_decided_and_nothing_of_it_is
 
 
 @pytest.mark.parametrize(("n", "name"), list(enumerate(SHOWN)))
-async def test_what_a_negation_shows_of_a_secret_is_refused_still(guard: PolicyGuard, n: int, name: str) -> None:
+async def test_what_a_negation_shows_of_a_secret_is_refused_still(
+        guard: PolicyGuard, n: int, name: str) -> None:
     decision = await guard.decide(_call(f"s{n}"))
     assert isinstance(decision, Deny) and decision.unmet == [LEAKING_GUARD], decision
     assert "Hunter2" not in decision.model_dump_json(), decision
