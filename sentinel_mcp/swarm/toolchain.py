@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_files import files_here, files_said
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
@@ -127,6 +128,8 @@ class Toolchain:
         )
         # each tool in a network namespace of its own, where this (root) gateway may make one
         self.own_network = namespaces_here()
+        # and a view of the files of its own (read-only but its workspace; its own empty /tmp)
+        self.own_files = files_here()
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -160,6 +163,7 @@ class Toolchain:
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
+        notes.append(files_said(self.own_files))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -355,7 +359,14 @@ class Toolchain:
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, ids, self.own_network),
+                *launched(
+                    [str(a) for a in argv],
+                    _procs(cgroup),
+                    MAX_TOOL_FILE_BYTES,
+                    ids,
+                    self.own_network,
+                    self.own_files,
+                ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
