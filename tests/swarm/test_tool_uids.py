@@ -116,3 +116,20 @@ def test_leases_in_a_directory_others_may_write_are_refused(tmp_path) -> None:
     with pytest.raises(NoToolUser, match="only root may write"):
         lease_uid(FIRST, 2, leases)
 
+
+def test_the_lease_directory_holds_only_leases_held(tmp_path) -> None:
+    """Found by red team 'swarm' 5: a file per uid ever leased stayed in /run (a range of 65536 uids, and
+    any number of ranges over time). Now a lease's file goes with it, and what a killed gateway left (a file
+    no one holds) goes at a later lease; a file held stays."""
+    leases = tmp_path / "leases"
+    held = lease_uid(FIRST, 4, leases)
+    ended = lease_uid(FIRST, 4, leases)
+    ended.release()
+    assert sorted(os.listdir(leases)) == [str(held.uid)]
+    for uid in range(FIRST + 100, FIRST + 100 + 3):  # a killed gateway's (its locks gone with it)
+        (leases / str(uid)).touch()
+    again = lease_uid(FIRST, 4, leases)
+    assert sorted(os.listdir(leases)) == sorted([str(held.uid), str(again.uid)])
+    held.release()
+    again.release()
+    assert os.listdir(leases) == []
