@@ -36,6 +36,7 @@ from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
+from sentinel_mcp.swarm.tool_leftovers import remove_left
 from sentinel_mcp.swarm.tool_uids import lease_uid
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
 from sentinel_mcp.swarm.tool_user import NoToolUser, ToolUser, give_workspace, runs_as_said, tool_user
@@ -331,6 +332,7 @@ class Toolchain:
         try:
             if self.user is not None and self.user.leased:
                 lease = lease_uid(self.user.uid, self.user.leased)
+                remove_left(lease.uid)  # a killed run's workspace, what it wrote in /tmp: not this run's
             cgroup = tool_cgroup(self.settings.max_processes, self.settings.max_memory_mb * 1024 * 1024)
         except (NoToolCgroup, NoToolUser) as e:
             if lease is not None:
