@@ -11,6 +11,8 @@ of those three (mode 1777, size-capped; its pages are charged to the tool's cgro
 directories it must reach under them are bound back, writable as before: the one it runs in (its
 workspace, under ``/tmp``) and that of each absolute path on its command line (its program, a jar, the
 platform file). A JVM's temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``.
+The same holds for System V and POSIX IPC objects (a shared memory segment outlives its process): the tool
+has an IPC namespace of its own, gone with it.
 
 The supervisor loads this file by its path (standard library only). A machine that refuses the namespace
 (a container without CAP_SYS_ADMIN) is seen by ``files_here`` (tried once, by a child) and said.
@@ -24,7 +26,7 @@ import os
 import subprocess
 import sys
 
-_CLONE_NEWNS = 0x00020000
+_CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
 _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 0x20, 0x1000, 0x4000, 0x40000
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 _MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}
@@ -68,7 +70,9 @@ def own_files(cwd: str, argv: list[str]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
     libc.syscall.restype = ctypes.c_long
-    _checked(libc.unshare(_CLONE_NEWNS), "no mount namespace could be made")
+    # and an IPC namespace: System V shared memory, semaphores, message queues and POSIX queues outlive
+    # their process (a segment of the uid's, left for its next run) and are shared by every tool otherwise
+    _checked(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "no mount or IPC namespace could be made")
     _checked(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "mounts could not be made private")
     # reached before the places are covered: bound back from these
     under = [k for k in keep if any(k == p or k.startswith(p + "/") for p in PRIVATE)]

@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import os
 import shutil
+import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.swarm.support.tool_processes import KOTLIN, script_tools
+from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
 
 from sentinel_mcp.swarm.tool_files import PRIVATE, files_here
 
@@ -114,3 +115,21 @@ async def test_what_a_killed_run_left_is_removed_before_its_uid_is_leased_again(
         for p in (planted, others):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
+
+
+async def test_a_shared_memory_segment_a_tool_left_is_not_there_for_the_next_run(tmp_path) -> None:
+    """A System V segment outlives its process: left by one run, the next run of its uid attached it. Each
+    tool now has an IPC namespace of its own."""
+    key = int(uuid.uuid4().hex[:7], 16)
+    ipc = (
+        f"#!{TOOL_PYTHON}\nimport ctypes, sys\nlibc = ctypes.CDLL(None)\n"
+        "print('found' if libc.shmget({key}, 0, 0) >= 0 else 'absent', "
+        "'made' if libc.shmget({key}, 4096, 0o1600) >= 0 else 'not made')\nsys.exit(1)\n"
+    )
+    try:
+        wrote = await _ran(tmp_path, ipc.format(key=key), "w")
+        read = await _ran(tmp_path, ipc.format(key=key), "r")
+    finally:  # left in the machine's own namespace by a run without one (main)
+        subprocess.run(["ipcrm", "-M", str(key)], capture_output=True)
+    assert "absent made" in wrote, wrote
+    assert "absent" in read and "found" not in read, read
