@@ -9,7 +9,7 @@ gone with its last process), makes every mount of it read-only (``mount_setattr`
 world-writable directory anywhere is left to it, whatever the machine has) and mounts a fresh tmpfs on each
 of those three (mode 1777, size-capped; its pages are charged to the tool's cgroup's memory too). The
 directories it must reach under them are bound back, writable as before: the one it runs in (its
-workspace, under ``/tmp``) and that of each absolute path on its command line (its program, a jar, the
+workspace, under ``/tmp``) and those of its program and the files the gateway runs it with (a jar, the
 platform file). A JVM's temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``.
 The same holds for System V and POSIX IPC objects (a shared memory segment outlives its process): the tool
 has an IPC namespace of its own, gone with it.
@@ -50,23 +50,23 @@ def _checked(r: int, what: str) -> None:
         raise OSError(e, f"{what}: {os.strerror(e)}")
 
 
-def kept_dirs(cwd: str, argv: list[str]) -> list[str]:
-    """What the tool is given back under the private places: its working directory, and the directory of
-    each absolute path on its command line that exists."""
-    found = [os.path.realpath(cwd)]
-    for a in argv:
-        if os.path.isabs(a) and os.path.exists(a):
-            d = os.path.realpath(os.path.dirname(a) if not os.path.isdir(a) else a)
-            if d not in found:
-                found.append(d)
+def kept_dirs(programs: list[str]) -> list[str]:
+    """The directories given back to a tool besides its workspace: those of its program and the files it is
+    run with (a jar, the platform file), the gateway's own paths; never one the models wrote (a file named
+    ``/tmp/other-build/A.kt`` would otherwise bring that directory into its view)."""
+    found: list[str] = []
+    for p in programs:
+        d = os.path.realpath(os.path.dirname(os.path.abspath(p)))
+        if d not in found:
+            found.append(d)
     return found
 
 
-def own_files(cwd: str, argv: list[str]) -> None:
-    """Give this process (root) the view described above, for a tool run as ``argv`` in ``cwd`` (then its
-    working directory again: the old one is on the read-only mount). OSError when any step fails (the tool
-    is then not run)."""
-    keep = kept_dirs(cwd, argv)
+def own_files(cwd: str, kept: list[str]) -> None:
+    """Give this process (root) the view described above, for a tool run in ``cwd`` (then its working
+    directory again: the old one is on the read-only mount) with ``kept`` given back (``kept_dirs``).
+    OSError when any step fails (the tool is then not run)."""
+    keep = [os.path.realpath(cwd), *kept]
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
     libc.syscall.restype = ctypes.c_long

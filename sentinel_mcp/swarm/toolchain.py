@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
-from sentinel_mcp.swarm.tool_files import files_here, files_said
+from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
@@ -314,6 +314,11 @@ class Toolchain:
                 )
         return report
 
+    def _kept(self) -> list[str]:
+        """The directories a tool's own view of the files gives back besides its workspace: this
+        toolchain's programs and files."""
+        return kept_dirs([p for p in (self.java, self.ktlint, self.aapt, self.platform) if p])
+
     def _jvm_caps(self) -> list[str]:
         """The JVM's heap, set here on its command line: its environment is an allow list without
         ``JAVA_TOOL_OPTIONS``, ``_JAVA_OPTIONS`` and ``JDK_JAVA_OPTIONS`` (which would be read before or after
@@ -367,7 +372,7 @@ class Toolchain:
                     MAX_TOOL_FILE_BYTES,
                     ids,
                     self.own_network,
-                    self.own_files,
+                    self._kept() if self.own_files else None,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
