@@ -1,7 +1,7 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS N CGROUP_PROCS... TOOL ARGS...
+    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS M KEPT... N CGROUP_PROCS... TOOL ARGS...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
@@ -24,8 +24,10 @@ user, so a setuid program cannot raise it back). This process stays root: the to
 nor move itself out of its cgroup (both the gateway's own).
 
 Before it runs the tool, on Linux, that first process takes a network namespace of its own when NETNS is 1
-(as root, before the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``.
-One that fails is refused: the tool is not run.
+(as root, before the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``;
+with M not ``-`` it takes its own view of the files, the M KEPT directories given back (as root, before the
+drop): ``tool_files.py``. One that fails
+is refused: the tool is not run.
 """
 
 from __future__ import annotations
@@ -131,15 +133,18 @@ def launched(
     file_bytes: int,
     user: tuple[int, int] | None = None,
     network: bool = False,
+    files: list[str] | None = None,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
     process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
-    ``network``."""
+    ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
+    gateway's choice, never a path the models wrote)."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
     netns = "1" if network else "0"
-    limits = [str(file_bytes), str(os.getpid()), *who, netns, str(len(cgroup_procs)), *cgroup_procs]
+    own = ["-"] if files is None else [str(len(files)), *files]
+    limits = [str(file_bytes), str(os.getpid()), *who, netns, *own, str(len(cgroup_procs)), *cgroup_procs]
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
 
@@ -148,8 +153,9 @@ def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_CORE, 0)
     user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
     netns = argv[5] == "1"
-    n = int(argv[6])
-    groups, tool = argv[7 : 7 + n], argv[7 + n :]
+    kept, at = (None, 7) if argv[6] == "-" else (argv[7 : 7 + int(argv[6])], 7 + int(argv[6]))
+    n = int(argv[at])
+    groups, tool = argv[at + 1 : at + 1 + n], argv[at + 1 + n :]
     linux = sys.platform.startswith("linux")
 
     def stop(*_: object) -> None:
@@ -166,7 +172,8 @@ def main(argv: list[str]) -> int:
             return _refused("its parent could not be tied to it, or is gone")
         if prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
             return _refused("it could not be made the tool's subreaper")
-    network = _network_module() if linux else None
+    network = _module("tool_network") if linux else None
+    files = _module("tool_files") if linux and kept is not None else None
     supervisor = os.getpid()
     child = os.fork()
     if child == 0:
@@ -176,6 +183,8 @@ def main(argv: list[str]) -> int:
                     f.write(str(os.getpid()))
             if netns and network is not None:
                 network.own_network()  # made as root, before the drop
+            if files is not None and kept is not None:
+                files.own_files(os.getcwd(), kept)
             if user is not None:
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -196,11 +205,12 @@ def main(argv: list[str]) -> int:
     return code if code >= 0 else 128 - code
 
 
-def _network_module() -> Any:
-    """``tool_network.py``, loaded by its path: this script runs with no path to the package (``-I -S``),
-    and the directory it is in holds modules named as the standard library's (``profile``)."""
+def _module(name: str) -> Any:
+    """``tool_network.py`` or ``tool_files.py``, loaded by its path: this script runs with no path to the
+    package (``-I -S``), and the directory it is in holds modules named as the standard library's
+    (``profile``)."""
     spec = importlib.util.spec_from_file_location(
-        "_sentinel_tool_network", os.path.join(os.path.dirname(os.path.abspath(__file__)), "tool_network.py")
+        f"_sentinel_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

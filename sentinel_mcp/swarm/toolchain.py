@@ -31,10 +31,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
+from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
+from sentinel_mcp.swarm.tool_leftovers import remove_left
 from sentinel_mcp.swarm.tool_uids import lease_uid
 from sentinel_mcp.swarm.tool_stop import stop_all, stop_session
 from sentinel_mcp.swarm.tool_user import NoToolUser, ToolUser, give_workspace, runs_as_said, tool_user
@@ -127,6 +129,8 @@ class Toolchain:
         )
         # each tool in a network namespace of its own, where this (root) gateway may make one
         self.own_network = namespaces_here()
+        # and a view of the files of its own (read-only but its workspace; its own empty /tmp)
+        self.own_files = files_here()
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -160,6 +164,7 @@ class Toolchain:
         notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
+        notes.append(files_said(self.own_files))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -309,6 +314,11 @@ class Toolchain:
                 )
         return report
 
+    def _kept(self) -> list[str]:
+        """The directories a tool's own view of the files gives back besides its workspace: this
+        toolchain's programs and files."""
+        return kept_dirs([p for p in (self.java, self.ktlint, self.aapt, self.platform) if p])
+
     def _jvm_caps(self) -> list[str]:
         """The JVM's heap, set here on its command line: its environment is an allow list without
         ``JAVA_TOOL_OPTIONS``, ``_JAVA_OPTIONS`` and ``JDK_JAVA_OPTIONS`` (which would be read before or after
@@ -327,6 +337,7 @@ class Toolchain:
         try:
             if self.user is not None and self.user.leased:
                 lease = lease_uid(self.user.uid, self.user.leased)
+                remove_left(lease.uid)  # a killed run's workspace, what it wrote in /tmp: not this run's
             cgroup = tool_cgroup(self.settings.max_processes, self.settings.max_memory_mb * 1024 * 1024)
         except (NoToolCgroup, NoToolUser) as e:
             if lease is not None:
@@ -355,7 +366,14 @@ class Toolchain:
     ) -> tuple[int | None, str, str]:
         starting = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                *launched([str(a) for a in argv], _procs(cgroup), MAX_TOOL_FILE_BYTES, ids, self.own_network),
+                *launched(
+                    [str(a) for a in argv],
+                    _procs(cgroup),
+                    MAX_TOOL_FILE_BYTES,
+                    ids,
+                    self.own_network,
+                    self._kept() if self.own_files else None,
+                ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,

@@ -71,12 +71,10 @@ async def test_a_tool_cannot_reach_another_builds_tool_running_at_once(tmp_path)
     board = tmp_path / "board"
     board.mkdir()
     board.chmod(0o1777)
-    for side in ("victim", "attacker"):
-        (tmp_path / side).mkdir()
-        (tmp_path / side).chmod(0o755)
-    victim = script_tools(tmp_path / "victim", _VICTIM.format(board=board, looks=_LOOKS))
+    # both tools' programs in one directory, given back to each under its own /tmp (``tool_files.py``)
+    victim = script_tools(tmp_path, _VICTIM.format(board=board, looks=_LOOKS), name="victim")
     attacker = script_tools(
-        tmp_path / "attacker", _ATTACKER.format(python=TOOL_PYTHON, board=str(board), looks=_LOOKS)
+        tmp_path, _ATTACKER.format(python=TOOL_PYTHON, board=str(board), looks=_LOOKS), name="attacker"
     )
     theirs, mine = await asyncio.wait_for(
         asyncio.gather(victim.check_kotlin(KOTLIN), attacker.check_kotlin(KOTLIN)), 80
@@ -117,3 +115,21 @@ def test_leases_in_a_directory_others_may_write_are_refused(tmp_path) -> None:
     leases.chmod(0o777)
     with pytest.raises(NoToolUser, match="only root may write"):
         lease_uid(FIRST, 2, leases)
+
+
+def test_the_lease_directory_holds_only_leases_held(tmp_path) -> None:
+    """Found by red team 'swarm' 5: a file per uid ever leased stayed in /run (a range of 65536 uids, and
+    any number of ranges over time). Now a lease's file goes with it, and what a killed gateway left (a file
+    no one holds) goes at a later lease; a file held stays."""
+    leases = tmp_path / "leases"
+    held = lease_uid(FIRST, 4, leases)
+    ended = lease_uid(FIRST, 4, leases)
+    ended.release()
+    assert sorted(os.listdir(leases)) == [str(held.uid)]
+    for uid in range(FIRST + 100, FIRST + 100 + 3):  # a killed gateway's (its locks gone with it)
+        (leases / str(uid)).touch()
+    again = lease_uid(FIRST, 4, leases)
+    assert sorted(os.listdir(leases)) == sorted([str(held.uid), str(again.uid)])
+    held.release()
+    again.release()
+    assert os.listdir(leases) == []

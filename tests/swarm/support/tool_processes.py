@@ -20,9 +20,12 @@ TOOL_PYTHON = shutil.which("python3", path=os.defpath) or sys.executable
 KOTLIN = {"app/src/main/java/com/example/A.kt": "package com.example\n\nclass A\n"}
 
 
-def script_tools(tmp_path: Path, script: str, tool_user: str | None = None, **caps: int) -> Toolchain:
-    """A toolchain whose ``java`` is ``script`` (a file the test writes; its ktlint jar is never read)."""
-    java = tmp_path / "java"
+def script_tools(
+    tmp_path: Path, script: str, tool_user: str | None = None, name: str = "java", **caps: int
+) -> Toolchain:
+    """A toolchain whose ``java`` is ``script`` (a file the test writes, ``name`` in ``tmp_path``: tools
+    that share a directory see it, and only it, under their private /tmp; its ktlint jar is never read)."""
+    java = tmp_path / name
     java.write_text(script)
     java.chmod(0o755)
     jar = tmp_path / "ktlint"

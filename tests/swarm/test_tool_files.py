@@ -1,0 +1,135 @@
+"""What a verification tool writes outside its workspace does not outlive it, nor reach another tool.
+
+Found by red team 'swarm' 5: each run has a uid of its own, but a uid comes back. A tool (hostile code)
+wrote ``/tmp/x`` (or in ``/var/tmp``, ``/dev/shm``, any world-writable directory of the machine); the next run
+leased that uid read it (a channel from one build to a later one; the same with a file made world-readable,
+to any tool at once). Now a root gateway gives each tool a mount namespace of its own: everything read-only
+but its workspace, and its own empty ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (``tool_files.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
+
+from sentinel_mcp.swarm.tool_files import PRIVATE, files_here
+
+pytestmark = [
+    pytest.mark.timeout(90),
+    pytest.mark.usefixtures("tools_reach_tmp_path"),
+    pytest.mark.skipif(not files_here(), reason="no mount namespace for tools here (not root, or refused)"),
+]
+
+# a range of this file's own, of one uid: both runs are given the same
+_ONE_UID = {"tool_uid_first": 1_991_000_000, "tool_uid_count": 1}
+
+
+async def _ran(tmp_path: Path, script: str, name: str) -> str:
+    """What the tool said, run with the one uid of the range: looked at again (a bounded number of times)
+    while a process of the run before still has it (its last process exiting: the uid is not leased)."""
+    for _ in range(1000):  # the other test of this range may run at once (xdist)
+        tools = script_tools(tmp_path, script, name=name, **_ONE_UID)
+        notes = " ".join((await tools.check_kotlin(KOTLIN)).notes)
+        if "is free" not in notes:
+            return notes
+        await asyncio.sleep(0.02)
+    return notes
+
+
+async def test_what_a_tool_left_in_tmp_is_not_there_for_the_next_run_of_its_uid(tmp_path) -> None:
+    name = f"sentinel-left-{uuid.uuid4().hex}"
+    left = [Path(p) / name for p in PRIVATE if os.path.isdir(p)]
+    writer = (
+        "#!/bin/sh\numask 077\n"
+        + "".join(f"echo secret > {p} && echo wrote {p}\n" for p in left)
+        + "id -u\nexit 1\n"
+    )
+    reader = "#!/bin/sh\n" + "".join(f"cat {p} 2>/dev/null && echo BROKE {p}\n" for p in left)
+    reader += "id -u\nexit 1\n"
+    try:
+        wrote = await _ran(tmp_path, writer, "w")
+        read = await _ran(tmp_path, reader, "r")
+    finally:
+        for p in left:  # left on the machine's own places by a run without the namespace (main)
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+    assert all(f"wrote {p}" in wrote for p in left), wrote  # its own places were writable
+    assert "BROKE" not in read and "secret" not in read, read
+    assert wrote.split()[-1] == read.split()[-1] == str(_ONE_UID["tool_uid_first"]), (wrote, read)
+    assert not any(p.exists() for p in left)
+
+
+async def test_a_tool_can_write_nowhere_but_its_workspace_and_its_own_tmp(tmp_path) -> None:
+    """A world-writable directory elsewhere on the machine (here one the test makes under /run) is
+    read-only to it; its workspace (its working directory) is not."""
+    open_dir = Path("/run") / f"sentinel-test-{uuid.uuid4().hex}"
+    open_dir.mkdir(mode=0o700)
+    try:
+        open_dir.chmod(0o1777)
+        script = (
+            f"#!/bin/sh\nexec 2>&1\necho x > {open_dir}/planted && echo BROKE\n"
+            "echo x > planted-here && echo workspace-written\nexit 1\n"
+        )
+        ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+        assert "workspace-written" in ran and "BROKE" not in ran, ran
+        assert not (open_dir / "planted").exists()
+    finally:
+        shutil.rmtree(open_dir)
+
+
+def test_the_tools_view_of_the_files_is_said(tmp_path) -> None:
+    said = script_tools(tmp_path, "#!/bin/sh\nexit 1\n").describe()
+    assert any("a /tmp, /var/tmp and /dev/shm of its own" in n for n in said), said
+
+
+async def test_what_a_killed_run_left_is_removed_before_its_uid_is_leased_again(tmp_path) -> None:
+    """A gateway killed (-9) leaves its run's workspace, its uid's; a machine without the mount namespace
+    keeps what the tool wrote in /tmp. Here both are made as a killed run leaves them, with the range's one
+    uid: the next run of that uid finds neither, and what another uid owns is left alone."""
+    uid = _ONE_UID["tool_uid_first"]
+    name = f"sentinel-left-{uuid.uuid4().hex}"
+    workspace, planted = Path(f"/tmp/swarm-ktlint-{name}"), Path(f"/dev/shm/{name}")
+    others = Path(f"/tmp/{name}")
+    workspace.mkdir(mode=0o700)
+    (workspace / "A.kt").write_text("the other build's sources\n")
+    planted.write_text("left for the next run\n")
+    others.write_text("not the uid's\n")
+    for p in (workspace, workspace / "A.kt", planted):
+        os.lchown(p, uid, uid)
+    os.lchown(others, uid + 1, uid + 1)
+    try:
+        ran = await _ran(tmp_path, "#!/bin/sh\nid -u\nexit 1\n", "t")
+        assert ran.split()[-1] == str(uid), ran
+        assert not workspace.exists() and not planted.exists()
+        assert others.read_text() == "not the uid's\n"
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+        for p in (planted, others):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+
+async def test_a_shared_memory_segment_a_tool_left_is_not_there_for_the_next_run(tmp_path) -> None:
+    """A System V segment outlives its process: left by one run, the next run of its uid attached it. Each
+    tool now has an IPC namespace of its own."""
+    key = int(uuid.uuid4().hex[:7], 16)
+    ipc = (
+        f"#!{TOOL_PYTHON}\nimport ctypes, sys\nlibc = ctypes.CDLL(None)\n"
+        "print('found' if libc.shmget({key}, 0, 0) >= 0 else 'absent', "
+        "'made' if libc.shmget({key}, 4096, 0o1600) >= 0 else 'not made')\nsys.exit(1)\n"
+    )
+    try:
+        wrote = await _ran(tmp_path, ipc.format(key=key), "w")
+        read = await _ran(tmp_path, ipc.format(key=key), "r")
+    finally:  # left in the machine's own namespace by a run without one (main)
+        subprocess.run(["ipcrm", "-M", str(key)], capture_output=True)
+    assert "absent made" in wrote, wrote
+    assert "absent" in read and "found" not in read, read
