@@ -395,14 +395,15 @@ class TaskJournal:
             if landed:
                 self._revisions.saw(record.task.id, record.rev)
 
-    async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
-        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``
-        (``LeaseLost`` when another replica ended the task meanwhile: nothing was changed)."""
+    async def commit(self, record: TaskRecord, task: Task | None = None,
+                     also: Sequence[Statement] = ()) -> None:
+        """Store the task (or the state it is about to take, ``task``) durably, with ``also`` in the same
+        transaction; raises ``StorageError`` (``LeaseLost`` when another replica ended the task meanwhile)."""
         if not self.shared:
-            await self.db.write(_SAVE, self._row(record, task))
+            await self.db.run([Statement(_SAVE, self._row(record, task)), *also])
             return
         row = self._row(record, task)
-        out = await self.db.write(_SAVE_LEASED, row)
+        out = (await self.db.run([Statement(_SAVE_LEASED, row), *also]))[0]
         if out.rows:
             self._counted(record, row, landed=True)
         if not out.rows:
