@@ -29,6 +29,7 @@ from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
                                         SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
+from sentinel_mcp.a2a.scheduled_refreshes import PRUNE_EVERY, prune
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -72,6 +73,7 @@ class PeerBrowser:
         self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
         # names heard while the queue was full: their check, and when they were heard (oldest first)
         self._later: OrderedDict[str, tuple[Callable[[str], Awaitable[float | None]], float]] = OrderedDict()
+        self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
         self._http = AnnouncedCardClient(tls)
@@ -95,6 +97,9 @@ class PeerBrowser:
             await asyncio.wait(set(self._jobs), timeout=timeout)
 
     def _changed(self, name: str, change: ServiceStateChange) -> None:
+        self._heard += 1
+        if self._heard % PRUNE_EVERY == 0 and self._browser is not None:
+            prune(self._browser, self.zc.zeroconf.cache)
         if name in self.exclude:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
