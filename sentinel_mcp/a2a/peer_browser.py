@@ -58,6 +58,7 @@ class PeerBrowser:
         keys: CardKeys = NO_KEYS,
         listed: ListedPeers = NO_LISTED,
         fetches: CardFetchBudget | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
@@ -73,6 +74,7 @@ class PeerBrowser:
         self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
         # names heard while the queue was full: their check, and when they were heard (oldest first)
         self._later: OrderedDict[str, tuple[Callable[[str], Awaitable[float | None]], float]] = OrderedDict()
+        self._clock = clock  # (how long a name has waited)
         self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
@@ -124,7 +126,7 @@ class PeerBrowser:
             return  # its check is queued, under way or waiting: it reads the record as it is then
         if len(self._pending) >= MAX_PENDING:
             self.registry.ignored += 1
-            self._later[name] = (check, time.monotonic())
+            self._later[name] = (check, self._clock())
             while len(self._later) > MAX_LATER:
                 self._later.popitem(last=False)
             return
@@ -152,7 +154,7 @@ class PeerBrowser:
         """The oldest name still waiting (heard within ``LATER_FOR``) takes the place freed."""
         while self._later and len(self._pending) < MAX_PENDING:
             name, (check, heard) = self._later.popitem(last=False)
-            if time.monotonic() - heard <= LATER_FOR:
+            if self._clock() - heard <= LATER_FOR:
                 self._queue(name, check)
 
     def _may_fetch(self, name: str) -> Callable[[str], None]:

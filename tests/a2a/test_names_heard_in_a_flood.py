@@ -68,3 +68,23 @@ async def test_the_names_waiting_are_bounded_and_the_oldest_forgotten_first(rig:
     waiting = rig.browser.waiting
     assert len(waiting) <= peer_browser.MAX_LATER
     assert names[-1] in waiting and names[discovery.MAX_PENDING] not in waiting
+
+
+async def test_a_name_that_waited_too_long_is_forgotten(rig: Rig) -> None:
+    assert rig.browser is not None
+    now = [0.0]
+    rig.browser._clock = lambda: now[0]
+    names = flood(rig, discovery.MAX_PENDING + 20)
+    for _ in range(100):
+        if len(rig.browser.waiting) == 20:
+            break
+        await asyncio.sleep(0.02)
+    assert rig.browser.waiting == frozenset(names[-20:])
+    now[0] += peer_browser.LATER_FOR + 1  # past their time: forgotten, not looked at
+    for _ in range(600):  # (a count: the queue drains, a few at a time)
+        if not rig.browser.pending:
+            break
+        await asyncio.sleep(0.05)
+    assert not rig.browser.pending and not rig.browser.waiting
+    assert names[0] in rig.registry.rejected  # the queue's were looked at (and did not resolve)
+    assert not set(names[-20:]) & set(rig.registry.rejected)
