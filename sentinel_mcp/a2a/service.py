@@ -311,11 +311,17 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
             self.store.add(record, save=False)
+            also = self.seen.stored(caller, msg.message_id, task_id)
             try:
-                await self._journal.commit(record, also=self.seen.stored(caller, msg.message_id, task_id))
+                marked = await self._journal.commit(record, also=also)
             except StorageError as e:  # fail closed: nothing runs that the cluster could not see
                 self.store.drop(record.task.id)
                 raise store_fault("the task store cannot be written, nothing was started", e) from None
+            if also and marked[0].rowcount != 1:  # its hearing was taken over meanwhile: that one acts
+                self.store.drop(record.task.id)
+                self._journal.delete(record.task.id)
+                raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} was received "
+                               "already: follow the task its first sending returns")
         else:
             self.store.add(record)
         self.seen.settle(caller, msg.message_id, record.task.id)  # stored: a replay from now on finds it

@@ -23,6 +23,7 @@ from sentinel_mcp.a2a.jsonrpc import (
 )
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
 from sentinel_mcp.storage import Statement, StorageError
+from sentinel_mcp.storage.database import WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ WAITING_STATES = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")  # a 
 class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
     async def commit(self, record: TaskRecord, task: Task | None = None,
-                     also: Sequence[Statement] = ()) -> None: ...
+                     also: Sequence[Statement] = ()) -> list[WriteResult]: ...
     def delete(self, task_id: str) -> None: ...
     shared: bool
     holder: str  # this process's lease token (shared store): what its rows carry while it holds them

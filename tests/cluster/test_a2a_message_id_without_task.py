@@ -7,6 +7,7 @@ replay act again). Real PostgreSQL (two services as two replicas); the table its
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -93,3 +94,21 @@ async def test_only_a_hearing_past_its_start_and_never_stored_is_taken_over(stor
         assert not await ids.take_over("alice", "m-2", "t-5", "t-6")
     finally:
         await release(db)
+
+
+async def test_a_hearing_taken_over_while_its_task_was_stored_runs_nothing(pg_url: str) -> None:
+    async with replicas(pg_url, "replica-a") as [(a, pa)]:
+        await sent(a, echo("warm-up"))
+        # as when this replica took longer than STARTING to store its task and another took the hearing over:
+        # the row names another task by the time this one's task is stored
+        sql(pg_url, "CREATE FUNCTION taken() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            "UPDATE a2a_message_ids SET task_id = 'another', mac = 'another''s' WHERE message_id = 'm-1'; "
+            "RETURN NEW; END $$; "
+            "CREATE TRIGGER taken BEFORE INSERT ON a2a_task FOR EACH ROW EXECUTE FUNCTION taken()")
+        assert (await refused(a, "m-1")).code == INVALID_PARAMS and echoes(pa) == 1
+        sql(pg_url, "DROP TRIGGER taken ON a2a_task")
+        for _ in range(100):  # (a count: the row's delete is queued behind the answer)
+            if sql(pg_url, "SELECT count(*) FROM a2a_task") == [(1,)]:
+                break
+            await asyncio.sleep(0.02)
+        assert sql(pg_url, "SELECT count(*) FROM a2a_task") == [(1,)]  # the warm-up's alone
