@@ -12,6 +12,10 @@ records made a card fetch per change (eight at a time, no rate). Two bounds, bot
   IPv6 address is its IPv4 one, every loopback and unspecified address is this machine, an IPv6 address counts
   as its /64, which one host may use all of). Keyed by (scheme, address, port), each port an announcer
   rotated through got a fresh burst.
+- per (machine, port), within the machine's rate: ``PORT_BURST`` fetches, then one per ``PORT_EVERY``
+  seconds. Several agents on one machine (a developer's laptop: all of them this machine, on loopback) share
+  its rate, and one chatty announcer took all of it (at most a quarter now), starving the others' discovery.
+  An announcer rotating ports gets no more from the machine: its rate still bounds them all.
 - in all, a rate: ``TOTAL_BURST`` fetches, then one per ``TOTAL_EVERY`` seconds, however many machines: an
   announcer naming ever new addresses of the allowed networks (or pushing a machine out of the bounded table)
   gets no fresh allowance either.
@@ -39,6 +43,9 @@ REMEMBERED = 1024  # names, and machines, kept
 TOTAL_BURST = 64  # a link full of honest agents starting at once is checked at once
 TOTAL_EVERY = 2.0
 THIS_MACHINE = "this machine"
+# per (machine, port): a smaller burst, refilled slower than the machine is, so one port cannot take all of it
+PORT_BURST = BURST // 2
+PORT_EVERY = FIRST_WAIT * 4
 
 
 def fetch_key(where: str) -> str:
@@ -66,13 +73,16 @@ class CardFetchBudget:
         # per name: its fetches in a row, and the last one's time
         self._names: OrderedDict[str, tuple[float, float]] = OrderedDict()
         self._endpoints: OrderedDict[str, tuple[float, float]] = OrderedDict()  # tokens, when counted
+        self._ports: OrderedDict[str, tuple[float, float]] = OrderedDict()  # per (machine, port): the same
         self._all = (float(total_burst), self._clock())  # every machine's fetches: tokens, when counted
 
     def wait(self, name: str, endpoint: str) -> float:
         """Seconds until ``name``'s card may be fetched from ``endpoint`` (a base URL; 0: now)."""
         now = self._clock()
         every = TOTAL_EVERY * max(0.0, 1 - self._all_tokens(now))
-        return max(self._name_wait(name, now), self._endpoint_wait(fetch_key(endpoint), now), every)
+        port = self._port_tokens(_port_key(endpoint), now)
+        return max(self._name_wait(name, now), self._endpoint_wait(fetch_key(endpoint), now), every,
+                   0.0 if port >= 1 else (1 - port) * PORT_EVERY)
 
     def took(self, name: str, endpoint: str) -> None:
         """A fetch for ``name`` from ``endpoint`` is made now."""
@@ -83,6 +93,8 @@ class CardFetchBudget:
         machine = fetch_key(endpoint)
         tokens = self._tokens(machine, now)
         _remember(self._endpoints, machine, (tokens - 1, now))
+        port = _port_key(endpoint)
+        _remember(self._ports, port, (self._port_tokens(port, now) - 1, now))
         self._all = (self._all_tokens(now) - 1, now)
 
     def _all_tokens(self, now: float) -> float:
@@ -99,9 +111,22 @@ class CardFetchBudget:
         tokens, at = self._endpoints.get(endpoint, (float(self.burst), now))
         return min(float(self.burst), tokens + (now - at) / FIRST_WAIT)
 
+    def _port_tokens(self, port: str, now: float) -> float:
+        tokens, at = self._ports.get(port, (float(PORT_BURST), now))
+        return min(float(PORT_BURST), tokens + (now - at) / PORT_EVERY)
+
     def _endpoint_wait(self, endpoint: str, now: float) -> float:
         tokens = self._tokens(endpoint, now)
         return 0.0 if tokens >= 1 else (1 - tokens) * FIRST_WAIT
+
+
+def _port_key(endpoint: str) -> str:
+    """The (machine, port) a fetch from ``endpoint`` reaches: one agent among the machine's."""
+    try:
+        port = urlsplit(endpoint).port if "//" in endpoint else None
+    except ValueError:
+        port = None
+    return f"{fetch_key(endpoint)} port {port}"
 
 
 class FetchDeferred(A2AError):

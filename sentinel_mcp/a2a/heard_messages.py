@@ -8,7 +8,7 @@ from sentinel_mcp.a2a.jsonrpc import INVALID_PARAMS, RpcError
 from sentinel_mcp.a2a.message_replays import SeenMessages
 from sentinel_mcp.a2a.shared_message_ids import SharedMessageIds
 from sentinel_mcp.a2a.task_store import store_fault
-from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage import Statement, StorageError
 
 
 class HeardMessages:
@@ -30,6 +30,21 @@ class HeardMessages:
             raise RpcError(INVALID_PARAMS, f"Invalid params: message {message_id} is being handled already; "
                            "follow the task its first sending returns")
         return known
+
+    async def take_over(self, caller: str, message_id: str, task_id: str, new_task_id: str) -> bool:
+        """Whether the first hearing (its task ``task_id`` not to be found) stored nothing and this one now
+        starts ``new_task_id`` instead (the shared store only: this process's table releases what it did not
+        store, and a restart forgets it)."""
+        if self.shared is None:
+            return False
+        try:
+            return await self.shared.take_over(caller, message_id, task_id, new_task_id)
+        except StorageError as e:
+            raise store_fault("the task store cannot be read, nothing was started", e) from None
+
+    def stored(self, caller: str, message_id: str, task_id: str) -> list[Statement]:
+        """What marks its task stored, in the transaction storing it (none: kept in this process)."""
+        return [] if self.shared is None else self.shared.stored(caller, message_id, task_id)
 
     def settle(self, caller: str, message_id: str, task_id: str) -> None:
         if self.shared is not None:

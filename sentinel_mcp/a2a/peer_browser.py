@@ -6,12 +6,19 @@ Anyone can also say goodbye for any name (its records again with TTL 0; nothing 
 name, and a packet's source address is the sender's word), or announce a listed name again elsewhere: either
 removed (or replaced) that listed peer at once. So both are a reason to look, not a verdict: the peer's card
 is fetched again where it was checked (within the card fetch budget, like an announcement's), and the peer
-goes only when it no longer checks out there (then a new announcement of its name is checked as any other)."""
+goes only when it no longer checks out there (then a new announcement of its name is checked as any other).
+
+A name announced while ``MAX_PENDING`` checks are queued waits its turn, not dropped: dropped, a real peer
+announced during a flood was never listed (until it announced again, maybe an hour later). At most
+``MAX_LATER`` names wait (the oldest forgotten first when more come), each for at most ``LATER_FOR`` seconds,
+and they are looked at oldest first as the queue drains."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -22,6 +29,7 @@ from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
                                         SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
+from sentinel_mcp.a2a.scheduled_refreshes import PRUNE_EVERY, prune
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -30,6 +38,9 @@ if TYPE_CHECKING:
     from zeroconf.asyncio import AsyncServiceBrowser, AsyncZeroconf
 
 log = logging.getLogger(__name__)
+
+MAX_LATER = 256  # names waiting for a place in the queue
+LATER_FOR = 600.0  # seconds a name waits for its turn before it is forgotten (announced again, it is heard)
 
 
 class PeerBrowser:
@@ -47,6 +58,7 @@ class PeerBrowser:
         keys: CardKeys = NO_KEYS,
         listed: ListedPeers = NO_LISTED,
         fetches: CardFetchBudget | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.zc = zc
         self.allow_loopback_plaintext = allow_loopback_plaintext
@@ -60,6 +72,10 @@ class PeerBrowser:
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
         self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
         self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
+        # names heard while the queue was full: their check, and when they were heard (oldest first)
+        self._later: OrderedDict[str, tuple[Callable[[str], Awaitable[float | None]], float]] = OrderedDict()
+        self._clock = clock  # (how long a name has waited)
+        self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
         # itself first (``announced_card_client.py``)
         self._http = AnnouncedCardClient(tls)
@@ -83,6 +99,9 @@ class PeerBrowser:
             await asyncio.wait(set(self._jobs), timeout=timeout)
 
     def _changed(self, name: str, change: ServiceStateChange) -> None:
+        self._heard += 1
+        if self._heard % PRUNE_EVERY == 0 and self._browser is not None:
+            prune(self._browser, self.zc.zeroconf.cache)
         if name in self.exclude:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
@@ -97,11 +116,19 @@ class PeerBrowser:
         """The names whose check is queued, under way or deferred."""
         return frozenset(self._pending)
 
+    @property
+    def waiting(self) -> frozenset[str]:
+        """The names heard while the queue was full, waiting for a place in it."""
+        return frozenset(self._later)
+
     def _queue(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
-        if name in self._pending:
-            return  # its check is queued or under way: it reads the record (or the card) as it is then
+        if name in self._pending or name in self._later:
+            return  # its check is queued, under way or waiting: it reads the record as it is then
         if len(self._pending) >= MAX_PENDING:
             self.registry.ignored += 1
+            self._later[name] = (check, self._clock())
+            while len(self._later) > MAX_LATER:
+                self._later.popitem(last=False)
             return
         self._pending.add(name)
         job = asyncio.ensure_future(self._in_turn(name, check))
@@ -121,6 +148,14 @@ class PeerBrowser:
         finally:
             self.deferred.discard(name)
             self._pending.discard(name)
+            self._next_waiting()
+
+    def _next_waiting(self) -> None:
+        """The oldest name still waiting (heard within ``LATER_FOR``) takes the place freed."""
+        while self._later and len(self._pending) < MAX_PENDING:
+            name, (check, heard) = self._later.popitem(last=False)
+            if self._clock() - heard <= LATER_FOR:
+                self._queue(name, check)
 
     def _may_fetch(self, name: str) -> Callable[[str], None]:
         """What ``verify_peer`` asks before it fetches ``name``'s card from a base URL: refused when that
@@ -224,6 +259,7 @@ class PeerBrowser:
         return kept
 
     async def stop(self) -> None:
+        self._later.clear()
         if self._browser is not None:
             await self._browser.async_cancel()
         for job in list(self._jobs):

@@ -34,6 +34,7 @@ from sentinel_mcp.a2a.jsonrpc import (
     INVALID_PARAMS,
     PUSH_NOT_SUPPORTED,
     TASK_NOT_CANCELABLE,
+    TASK_NOT_FOUND,
     UNSUPPORTED_OPERATION,
     RpcError,
     invalid_params_from,
@@ -259,12 +260,25 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
             )
         planned = msg.task_id or str(uuid.uuid4())  # the task it starts (or continues), named when heard
         known = await self.seen.claim(caller, msg.message_id, planned)
+        if known is not None and await self._never_stored(msg, caller, known, planned):
+            known = None  # its first hearing stored nothing (failed, or its replica stopped): heard anew now
         try:
             replayed = await self._replayed(msg, caller, known)
             return replayed if replayed is not None else await self._act_on(msg, caller, recheck, planned)
         finally:  # nothing started (an error before the task was stored): a resend may try again
             if known is None:
                 await self.seen.release(caller, msg.message_id, planned)
+
+    async def _never_stored(self, msg: Message, caller: str, known: str, planned: str) -> bool:
+        if msg.task_id:  # a continued task's messages are found in its history (``_replayed``)
+            return False
+        try:
+            await self.store.find(known, caller)
+            return False
+        except RpcError as e:
+            if e.code != TASK_NOT_FOUND:  # (a store that cannot be read: the row stays as it is)
+                raise
+            return await self.seen.take_over(caller, msg.message_id, known, planned)
 
     async def _replayed(self, msg: Message, caller: str, known: str | None) -> TaskRecord | None:
         """The task a message sent before (``known``: its id, as remembered) started or continued: a replay is
@@ -297,11 +311,17 @@ class A2AService(TaskMoves, OrchestratorFirst, PersonAssist, LeasedTasks, Remote
         action = actions.plan(msg, Capabilities.of(self.port), record.task.id)
         if self.store.shared and self._journal is not None:  # leased before anything runs (task_lease.py)
             self.store.add(record, save=False)
+            also = self.seen.stored(caller, msg.message_id, task_id)
             try:
-                await self._journal.commit(record)
+                marked = await self._journal.commit(record, also=also)
             except StorageError as e:  # fail closed: nothing runs that the cluster could not see
                 self.store.drop(record.task.id)
                 raise store_fault("the task store cannot be written, nothing was started", e) from None
+            if also and marked[0].rowcount != 1:  # its hearing was taken over meanwhile: that one acts
+                self.store.drop(record.task.id)
+                self._journal.delete(record.task.id)
+                raise RpcError(INVALID_PARAMS, f"Invalid params: message {msg.message_id} was received "
+                               "already: follow the task its first sending returns")
         else:
             self.store.add(record)
         self.seen.settle(caller, msg.message_id, record.task.id)  # stored: a replay from now on finds it

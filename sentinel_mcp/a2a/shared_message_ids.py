@@ -14,6 +14,13 @@ each message), ``total`` rows in all and ``max_age`` seconds (both swept every `
 row past its age is taken over by the next hearing of its id). Times are the database's clock on a server
 store (one replica's clock set back or ahead does not stretch or cut the others' rows), the process's on
 SQLite. Not signed: the time heard (a forged one only forgets a row early, as deleting it would).
+
+A hearing is signed as *starting* until its task is stored, and as *stored* in the very transaction that
+stores the task (``stored``). A starting row older than ``STARTING`` whose task is not to be found stored
+nothing (its replica's store failed after the id was written and again at the release, or the replica
+stopped): the next sending takes it over (``take_over``, one replica only) rather than being told "received
+already" for a day. A stored row is never taken over: its task gone since must not let a replay act again.
+Rows of earlier versions are signed as stored.
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from sentinel_mcp.storage.shared_clock import DB_NOW, on_server_clock
 
 log = logging.getLogger(__name__)
 
-PURPOSE = "a2a message id"
+PURPOSE = "a2a message id"  # its task stored
+STARTING_PURPOSE = "a2a message id, its task not stored yet"
 _SQL = (
     "CREATE TABLE a2a_message_ids (caller TEXT NOT NULL, message_id TEXT NOT NULL, task_id TEXT NOT NULL, "
     "heard {real} NOT NULL, mac TEXT NOT NULL, PRIMARY KEY (caller, message_id)); "
@@ -60,6 +68,13 @@ _TRIM_ALL = (
 )
 _SWEEP = "DELETE FROM a2a_message_ids WHERE heard < {now} - ?"
 _RELEASE = "DELETE FROM a2a_message_ids WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ?"
+STARTING = 60.0  # seconds a hearing may take to store its task (then, never stored, it may be taken over)
+_STORED = ("UPDATE a2a_message_ids SET mac = ? "
+           "WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ?")
+_TAKE_OVER = (
+    "UPDATE a2a_message_ids SET task_id = ?, mac = ?, heard = {now} "
+    "WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ? AND heard < {now} - ? RETURNING task_id"
+)
 SWEEP_EVERY = 100  # messages heard here between sweeps of old rows and of rows beyond ``total``
 
 
@@ -100,7 +115,7 @@ class SharedMessageIds:
         """None: ``message_id`` was not heard from ``caller`` lately, and now it is, as starting (or
         continuing) ``task_id`` (``settle`` once that task is stored, else ``release``); else the task its
         first hearing named. StorageError (``Untrusted`` too): the store cannot say."""
-        mac = sign(self.key, PURPOSE, caller, message_id, task_id)
+        mac = sign(self.key, STARTING_PURPOSE, caller, message_id, task_id)
         hear, now = self._at(_HEAR)
         age = (*now, self.max_age)
         statements = [
@@ -109,8 +124,9 @@ class SharedMessageIds:
             *self._sweeps(),
         ]
         rows = (await self.db.run(statements))[0].rows
-        if not rows or len(rows[0]) != 2 or not signed(self.key, rows[0][1], PURPOSE, caller, message_id,
-                                                        rows[0][0]):
+        if not rows or len(rows[0]) != 2 or not any(
+                signed(self.key, rows[0][1], purpose, caller, message_id, rows[0][0])
+                for purpose in (PURPOSE, STARTING_PURPOSE)):
             log.warning("A2A message id %s of %s: its row in the shared store is not signed by a replica of "
                         "this cluster; the message is refused", safe_text(message_id, 80),
                         safe_text(caller, 80))
@@ -127,6 +143,27 @@ class SharedMessageIds:
         sweep, now = self._at(_SWEEP)
         return [Statement(sweep, (*now, self.max_age)), Statement(_TRIM_ALL, (self.total - 1,))]
 
+    def stored(self, caller: str, message_id: str, task_id: str) -> list[Statement]:
+        """The statements that mark this hearing's task stored: run in the transaction that stores it."""
+        return [Statement(_STORED, (sign(self.key, PURPOSE, caller, message_id, task_id), caller, message_id,
+                                    task_id, sign(self.key, STARTING_PURPOSE, caller, message_id, task_id)))]
+
+    async def take_over(self, caller: str, message_id: str, task_id: str, new_task_id: str) -> bool:
+        """Whether the hearing that named ``task_id`` (not to be found: the caller looked) was starting for
+        longer than ``STARTING``, and is now this one's, as starting ``new_task_id`` (``settle`` or
+        ``release`` it as ``claim``'s). One replica gets it. StorageError: the store cannot say."""
+        sql, now = self._at(_TAKE_OVER)
+        mac = sign(self.key, STARTING_PURPOSE, caller, message_id, new_task_id)
+        old = sign(self.key, STARTING_PURPOSE, caller, message_id, task_id)
+        rows = (await self.db.run([Statement(sql, (new_task_id, mac, *now, caller, message_id, task_id, old,
+                                                   *now, STARTING))]))[0].rows
+        if not rows:
+            return False
+        log.warning("A2A message id %s of %s: its first hearing stored no task; heard anew",
+                    safe_text(message_id, 80), safe_text(caller, 80))
+        self._open.add((caller, message_id, new_task_id))
+        return True
+
     def settle(self, caller: str, message_id: str, task_id: str) -> None:
         """``task_id`` is stored: the row stays (a replay, on any replica, finds the task)."""
         self._open.discard((caller, message_id, task_id))
@@ -137,7 +174,7 @@ class SharedMessageIds:
         if (caller, message_id, task_id) not in self._open:
             return
         self._open.discard((caller, message_id, task_id))
-        mac = sign(self.key, PURPOSE, caller, message_id, task_id)
+        mac = sign(self.key, STARTING_PURPOSE, caller, message_id, task_id)
         try:
             await self.db.run([Statement(_RELEASE, (caller, message_id, task_id, mac))])
         except StorageError as e:

@@ -21,7 +21,7 @@ from sentinel_mcp.a2a.protocol import Message, Part, Task, TaskStatus, now_iso
 from sentinel_mcp.a2a.task_store import PendingCall, TaskRecord
 from sentinel_mcp.core.display_text import compose, safe_text
 from sentinel_mcp.storage import Schema, Statement, StorageError, open_database
-from sentinel_mcp.storage.database import StatementError
+from sentinel_mcp.storage.database import StatementError, WriteResult
 from sentinel_mcp.storage.instances import take_over_rows
 from sentinel_mcp.storage.location import is_server_url
 from sentinel_mcp.storage.open import release
@@ -395,18 +395,21 @@ class TaskJournal:
             if landed:
                 self._revisions.saw(record.task.id, record.rev)
 
-    async def commit(self, record: TaskRecord, task: Task | None = None) -> None:
-        """Store the task (or the state it is about to take, ``task``) durably; raises ``StorageError``
-        (``LeaseLost`` when another replica ended the task meanwhile: nothing was changed)."""
+    async def commit(self, record: TaskRecord, task: Task | None = None,
+                     also: Sequence[Statement] = ()) -> list[WriteResult]:
+        """Store the task (or the state it is about to take, ``task``) durably, with ``also`` in the same
+        transaction (their results returned); raises ``StorageError`` (``LeaseLost`` when another replica
+        ended the task meanwhile)."""
         if not self.shared:
-            await self.db.write(_SAVE, self._row(record, task))
-            return
+            return (await self.db.run([Statement(_SAVE, self._row(record, task)), *also]))[1:]
         row = self._row(record, task)
-        out = await self.db.write(_SAVE_LEASED, row)
+        results = await self.db.run([Statement(_SAVE_LEASED, row), *also])
+        out = results[0]
         if out.rows:
             self._counted(record, row, landed=True)
         if not out.rows:
             raise LeaseLost(f"task {record.task.id} was ended by another replica (this one lost its lease)")
+        return results[1:]
 
     def save(self, record: TaskRecord) -> None:
         """Queue the task's current state (a passing state: WORKING); never blocks, never raises."""

@@ -10,7 +10,7 @@ import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from pydantic import BaseModel
 
@@ -22,7 +22,8 @@ from sentinel_mcp.a2a.jsonrpc import (
     task_not_found,
 )
 from sentinel_mcp.a2a.protocol import TERMINAL_STATES, Task
-from sentinel_mcp.storage import StorageError
+from sentinel_mcp.storage import Statement, StorageError
+from sentinel_mcp.storage.database import WriteResult
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ WAITING_STATES = ("TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED")  # a 
 
 class Journal(Protocol):
     def save(self, record: TaskRecord) -> None: ...
-    async def commit(self, record: TaskRecord, task: Task | None = None) -> None: ...
+    async def commit(self, record: TaskRecord, task: Task | None = None,
+                     also: Sequence[Statement] = ()) -> list[WriteResult]: ...
     def delete(self, task_id: str) -> None: ...
     shared: bool
     holder: str  # this process's lease token (shared store): what its rows carry while it holds them

@@ -20,7 +20,8 @@ from tests.a2a.raw_listener import Counting, listening
 from tests.a2a.test_card_signatures import card_at
 
 from sentinel_mcp.a2a import discovery
-from sentinel_mcp.a2a.card_fetch_budget import BURST, FIRST_WAIT, TOTAL_BURST, CardFetchBudget, fetch_key
+from sentinel_mcp.a2a.card_fetch_budget import (BURST, FIRST_WAIT, PORT_BURST, PORT_EVERY, TOTAL_BURST,
+                                                CardFetchBudget, fetch_key)
 from sentinel_mcp.a2a.discovery import txt_record
 from sentinel_mcp.a2a.settings import A2ASettings
 
@@ -90,11 +91,11 @@ def test_the_budget_backs_off_per_name_and_rates_per_endpoint() -> None:
         now[0] += wait
         budget.took("a", "e")
     assert waits == [FIRST_WAIT, 2 * FIRST_WAIT, 4 * FIRST_WAIT, 8 * FIRST_WAIT]
-    # many names at one endpoint: a burst, then one per FIRST_WAIT
-    for i in range(BURST):
+    # many names at one endpoint: its burst, then one per PORT_EVERY (its machine's allowance left to others)
+    for i in range(PORT_BURST):
         assert budget.wait(f"n{i}", "crowded") == 0
         budget.took(f"n{i}", "crowded")
-    assert budget.wait("another", "crowded") == FIRST_WAIT
+    assert budget.wait("another", "crowded") == PORT_EVERY
     assert budget.wait("another", "elsewhere") == 0
 
 
