@@ -42,7 +42,9 @@ async def test_a_held_call_of_very_many_arguments_makes_a_bounded_item_that_says
     mattered (``name``, sorted last) 40,000 rows below the question and nothing saying it was there."""
     base, _ = sentinel
     async with signed_in(base, BOB) as bob, mcp_client(base, BOB) as c:
-        for n, spelling in ((5_000, "k{:05d}"), (3_000, "\u202e{}\u200b")):
+        # hidden characters in 300 names (more would pass the bound on names outside ASCII a call may hold,
+        # refused before it is held: tests/gateway/test_look_alike_argument_names.py)
+        for n, spelling in ((5_000, "k{:05d}"), (300, "\u202e{}\u200b")):
             args = {spelling.format(i): "x" for i in range(n)}
             args["name"] = "victim"
             first = await c.call_tool("tb__delete_thing", args)

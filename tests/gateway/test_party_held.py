@@ -260,9 +260,9 @@ def test_a_question_naming_no_call_goes_to_the_oldest_call_not_asking_already() 
     relays = PushRelays.__new__(PushRelays)  # the mixin's routing alone (no upstream behind it)
     relays.callers = ConnectionCallers()  # one principal's calls (no caller named)
     a, b, c = _Flying("p", True), _Flying("p", False), _Flying("p", False)
-    relays._inflight = {n: SimpleNamespace(link=link) for n, link in enumerate((a, b, c))}
+    relays._inflight = {n: SimpleNamespace(link=link, streamed=False) for n, link in enumerate((a, b, c))}
     assert relays._caller_for_push() is b and b.shared == 3
     b._asking = c._asking = True
     assert relays._caller_for_push() is a and a.shared == 3
-    relays._inflight[9] = SimpleNamespace(link=_Flying("q", False))
+    relays._inflight[9] = SimpleNamespace(link=_Flying("q", False), streamed=False)
     assert relays._caller_for_push() is None

@@ -169,7 +169,7 @@ def test_the_routing_asks_no_one_once_the_connection_carried_several_principals(
     relays = PushRelays.__new__(PushRelays)  # the mixin's routing alone (no upstream behind it)
     relays.callers = ConnectionCallers()
     link = CallerLink()
-    relays._inflight = {1: SimpleNamespace(link=link)}  # type: ignore[dict-item]
+    relays._inflight = {1: SimpleNamespace(link=link, streamed=False)}  # type: ignore[dict-item]
     relays.callers.called("bob")
     assert relays._caller_for_push() is link
     relays.callers.called("alice")
