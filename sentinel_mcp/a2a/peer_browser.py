@@ -148,6 +148,9 @@ class PeerBrowser:
         finally:
             self.deferred.discard(name)
             self._pending.discard(name)
+            # this task ends here (nothing awaited below): it gives up its place before the next takes it, so
+            # the jobs held never pass the bound, not even for the tick before the done callback runs
+            self._jobs.discard(asyncio.current_task())  # type: ignore[arg-type]
             self._next_waiting()
 
     def _next_waiting(self) -> None:

@@ -53,13 +53,36 @@ async def test_a_flood_of_announced_names_is_resolved_a_few_at_a_time():
         end = loop.time() + 30
         # until the browser has seen past its queue (or, unbounded, has let it grow past the bound)
         while registry.ignored == 0 and most <= discovery.MAX_PENDING and loop.time() < end:
-            most = max(most, len(browser._jobs))
+            most = max(most, len(browser._jobs), len(browser.pending))
             await asyncio.sleep(0.01)
         assert registry.ignored > 0
         assert most <= discovery.MAX_PENDING and len(browser._jobs) <= discovery.MAX_PENDING
+        assert len(browser.pending) <= discovery.MAX_PENDING
         await browser.settle(30)
         assert len(registry.rejected) <= discovery.MAX_REJECTED
     finally:
         await browser.stop()
         await zc.async_close()
         await attacker.async_close()
+
+
+async def test_checks_ending_in_one_turn_never_hold_more_jobs_than_the_bound():
+    """Many checks ending in the same turn of the loop each hand their place to a waiting name: the finished
+    task is no longer held when its successor is (the done callback runs a turn later)."""
+    browser = PeerBrowser(None, PeerRegistry(), resolve_timeout_ms=200)  # type: ignore[arg-type]
+    most = 0
+
+    async def check(name: str) -> None:
+        nonlocal most
+        most = max(most, len(browser._jobs), len(browser.pending))
+        return None
+
+    for i in range(discovery.MAX_PENDING * 3):
+        browser._queue(f"n{i}.{discovery.SERVICE_TYPE}", check)
+    assert len(browser._jobs) == discovery.MAX_PENDING
+    for _ in range(200):
+        most = max(most, len(browser._jobs))
+        await asyncio.sleep(0)
+    await browser.settle(10)
+    assert most <= discovery.MAX_PENDING
+    assert not browser.pending and not browser.waiting and not browser._jobs
