@@ -324,6 +324,16 @@ def _connections_to(port: int) -> int:
                if int(row[2].split(":")[1], 16) == port and row[3] == "01" and row[9] in mine)
 
 
+async def _until_closed(port: int, base: int) -> None:
+    """The count falls back to the catalog's own (a loaded machine may run the pool's close a few turns after
+    the session's end is signalled): bounded by count, so a connection left open fails the test."""
+    for _ in range(400):
+        if _connections_to(port) <= base:
+            return
+        await anyio.sleep(0.05)
+    assert _connections_to(port) <= base
+
+
 @pytest.mark.parametrize("how,protocol", [("--http", "modern"), ("--sse", "legacy")])
 async def test_a_closed_principal_session_leaves_no_connection_open(data_dir: Path, how: str,
                                                                     protocol: str) -> None:
@@ -352,7 +362,7 @@ async def _no_connection_left(data_dir: Path, url: str, protocol: str) -> None:
             await sessions.close_idle(time.monotonic() + 601)
             for ended in closing:
                 await ended.wait()
-            assert _connections_to(port) <= base, round_
+            await _until_closed(port, base)
         up = rt.manager.upstreams["h"]
         for round_ in range(3):  # the catalog's session reconnects: its connections go with its old client
             before = up.reconnects
@@ -362,7 +372,7 @@ async def _no_connection_left(data_dir: Path, url: str, protocol: str) -> None:
                 return up.reconnects > before and up.state == "ready"
 
             await _until(back)
-            assert _connections_to(port) <= base, round_
+            await _until_closed(port, base)
 
 
 @pytest.mark.parametrize("key,value", [
