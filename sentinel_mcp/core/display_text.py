@@ -102,6 +102,11 @@ def shown(value: Any, limit: int = VALUE_LIMIT, *, keep_newlines: bool = False) 
     cut = max(0, len(text) - limit)
     if cut:
         text = text[:limit]
+        if not raw:  # a marked text is cut before a mark it would cut into ("⟨U+20"), never inside it
+            start = text.rfind("⟨")
+            if start >= 0 and text.find("⟩", start) < 0:
+                cut += len(text) - start
+                text = text[:start]
     hidden = brackets = 0
     if not text.isprintable() or any(
         is_hidden(ch) or (raw and passes_for_mark_bracket(ch)) for ch in text if ord(ch) >= 0x00AD

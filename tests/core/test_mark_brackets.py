@@ -77,3 +77,15 @@ def test_ordinary_text_stays_readable() -> None:
                  "Book flight › Passengers", "「日本」『語』（注）"):
         s = shown(text)
         assert s.text == text and not s.changed, text
+
+
+@pytest.mark.parametrize("limit", range(1, 40))
+def test_a_marked_text_cut_never_cuts_one_of_its_marks(limit: int) -> None:
+    """A text already marked (``⟨U+200B⟩`` in it) and cut where it is shown again: the cut falls before a mark
+    and never inside it ("⟨U+20" then the cut's own mark would read as a broken or typed-out mark)."""
+    marked = compose("ab", Marked(shown("\u200bcd\u202eef\u200b").text), "gh")
+    s = shown(marked, limit)
+    body = s.text.split("…⟨")[0] if s.cut else s.text
+    assert body.count("⟨") == body.count("⟩"), (limit, s.text)
+    assert marked.startswith(body)
+    assert len(body) + s.cut == len(marked)  # what is not shown is counted, not lost
