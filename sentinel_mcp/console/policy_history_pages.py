@@ -21,9 +21,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.candidate_tree import editable_files, write_candidate
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
-from sentinel_mcp.policy.rulebase_includes import copy_included
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase
 from sentinel_mcp.policy.check_places import ChecksBusy, check_slot
@@ -56,11 +56,10 @@ async def check_candidate(
     """The checker's problems of the rulebase with ``chosen`` replaced by ``text`` (those of the candidate
     file
     first; an error elsewhere counts too), or a reason the form is not one to check."""
-    from sentinel_mcp.console.replay import candidate_files
-
     guard = _guard(console)
     files = list(guard.rulebases.files) if guard is not None else []
-    if guard is None or chosen not in {f.name for f in files} or len(text) > MAX_CANDIDATE:
+    editable = await asyncio.to_thread(editable_files, files)
+    if guard is None or chosen not in editable or len(text) > MAX_CANDIDATE:
         return (
             [],
             f"choose one of the loaded files and give its new text (at most {MAX_CANDIDATE} characters)",
@@ -70,12 +69,10 @@ async def check_candidate(
     untrusted = guard.untrusted_bounds()
     text = text.replace("\r\n", "\n")
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
-        path = Path(tmp) / chosen
-        path.write_text(text, encoding="utf-8")
-        # the files the one in force includes, beside it: the candidate may include them as it does
-        await asyncio.to_thread(copy_included, next(f for f in files if f.name == chosen), Path(tmp))
+        # among the files it is read with (those the one in force includes, or the one including it)
+        candidate, path = await asyncio.to_thread(write_candidate, files, chosen, text, Path(tmp))
         # off the guard's engine, in a child of its own (check_process): the caller holds a check_slot
-        problems = await check_isolated(candidate_files(files, [path]), tools, untrusted, about=path)
+        problems = await check_isolated(candidate, tools, untrusted, about=path)
         mine = [p for p in problems if str(p.file).startswith(tmp)]  # its hidden characters among them
         if mine:
             return mine, None
@@ -84,10 +81,10 @@ async def check_candidate(
         in_force = (
             await guard.history.texts(guard.rulebases.current.version) if guard.rulebases.loaded else None
         )
-        path.write_text((in_force or {}).get(chosen) or _disk_text(files, chosen), encoding="utf-8")
+        path.write_text((in_force or {}).get(chosen) or _disk_text(editable[chosen]), encoding="utf-8")
         before = {
             (Path(str(p.file)).name, p.line, p.message)
-            for p in await check_isolated(candidate_files(files, [path]), tools, untrusted, about=path)
+            for p in await check_isolated(candidate, tools, untrusted, about=path)
         }
         return [
             p
@@ -96,10 +93,10 @@ async def check_candidate(
         ], None
 
 
-def _disk_text(files: list[Path], name: str) -> str:
+def _disk_text(path: Path) -> str:
     try:
-        return rulebase_file_text(next(f for f in files if f.name == name))
-    except (StopIteration, RulebaseFileUnreadable):
+        return rulebase_file_text(path)
+    except RulebaseFileUnreadable:
         return ""
 
 

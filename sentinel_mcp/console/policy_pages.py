@@ -17,10 +17,11 @@ from starlette.responses import Response
 
 from sentinel_mcp.console import audit_view, policy_history_pages
 from sentinel_mcp.console.auth import Viewer
+from sentinel_mcp.console.candidate_tree import editable_files, write_candidate
 from sentinel_mcp.console.form_body import bounded
 from sentinel_mcp.console.in_force_checks import InForceChecks, check_key
 from sentinel_mcp.console.proof_view import readable_tree
-from sentinel_mcp.console.replay import candidate_files, pick_rows
+from sentinel_mcp.console.replay import pick_rows
 from sentinel_mcp.console.replay_process import replay_isolated
 from sentinel_mcp.console.query_params import read_query, takes_query
 from sentinel_mcp.console.rulebase_readers import OUT_OF_REACH, may_read_rulebase, problems_in_reach
@@ -30,7 +31,6 @@ from sentinel_mcp.policy.check_process import check_isolated, unfinished
 from sentinel_mcp.policy.checker import UNCHECKED_GUARD
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.rulebase_file_text import shown_file_text
-from sentinel_mcp.policy.rulebase_includes import copy_included
 from sentinel_mcp.console.web import Console
 
 MAX_CANDIDATE = 200_000  # characters
@@ -78,9 +78,11 @@ async def _check_in_force(
     return problems_in_reach(guard, viewer.principal, problems)
 
 
-def _file_texts(files: list[Path]) -> dict[str, str]:
-    # a file that failed to load too; by the loader's bound (it may be a FIFO or huge now)
-    return {f.name: shown_file_text(f) for f in files}
+def _file_texts(files: list[Path]) -> tuple[dict[str, Path], dict[str, str]]:
+    # every file an include brings in too, and a file that failed to load; by the loader's bound (it may be a
+    # FIFO or huge now)
+    editable = editable_files(files)
+    return editable, {name: shown_file_text(f) for name, f in editable.items()}
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -99,6 +101,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
                 readable=readable,
                 out_of_reach=OUT_OF_REACH,
                 files=[],
+                editable=[],
                 texts={},
                 problems=[],
                 **(
@@ -115,9 +118,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             )
         holder = guard.rulebases
         files = list(holder.files)
-        texts = await asyncio.to_thread(_file_texts, files)
+        editable, texts = await asyncio.to_thread(_file_texts, files)
         chosen = read_query(request, {"file": FILE_NAME_LIMIT})["file"] or (files[-1].name if files else "")
-        if chosen and chosen not in {f.name for f in files}:  # read as the last file, it was another's text
+        if chosen and chosen not in texts:  # read as the last file, it was another's text
             return console.problem(request, viewer, 400, "refused: no such rulebase file here")
         values = {
             "report": None,
@@ -137,6 +140,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             guard=guard,
             readable=True,
             files=files,
+            editable=list(editable.items()),
             texts=texts,
             # hidden characters among them
             problems=problems,
@@ -169,7 +173,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             return console.problem(request, viewer, 400, "no rulebase is configured: nothing to compare")
         chosen, text = str(form.get("file") or ""), form.get("candidate")
         files = list(guard.rulebases.files)
-        if chosen not in {f.name for f in files} or not isinstance(text, str) or len(text) > MAX_CANDIDATE:
+        editable = await asyncio.to_thread(editable_files, files)
+        if chosen not in editable or not isinstance(text, str) or len(text) > MAX_CANDIDATE:
             return console.problem(
                 request,
                 viewer,
@@ -189,11 +194,11 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             since=since,
         )
         with tempfile.TemporaryDirectory(prefix="sentinel-candidate-") as tmp:
-            path = Path(tmp) / chosen
-            path.write_text(text.replace("\r\n", "\n"), encoding="utf-8")  # what the loader reads
-            # the files the one in force includes, beside it: the candidate may include them as it does
-            await asyncio.to_thread(copy_included, next(f for f in files if f.name == chosen), Path(tmp))
-            candidate = candidate_files(files, [path])
+            # (the text the loader reads) among the files it is read with: those the one in force includes, or
+            # the configured file including it
+            candidate, path = await asyncio.to_thread(
+                write_candidate, files, chosen, text.replace("\r\n", "\n"), Path(tmp)
+            )
             # one place for the candidate's check and its replay, both in a child process, one after another
             with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):
                 problems = await _check(console, guard, candidate, viewer, candidate=True, about=path)
