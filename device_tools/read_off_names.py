@@ -45,6 +45,8 @@ _NOT_LETTERS = re.compile(r"[\W_]+")
 # the plain fold, every look-alike one letter: what the precise match finds is found by it too, so a name it
 # does not find is skipped without a pattern (most names on most screens)
 _LOOSE = str.maketrans({"i": "l", _EITHER: "l"})
+_SQUASH = re.compile(r"[\s-]+")  # and without spaces and hyphens (a line break inside a name)
+_LINE_BREAK = r"(?:-?[^\S\n]*\n[^\S\n]*)?"
 
 
 def _plain(text: str) -> str:
@@ -69,15 +71,19 @@ def _spelled(name: str) -> tuple[re.Pattern[str], re.Pattern[str], bool, str, st
     pattern of its run, whether the run is long enough to count, and both spellings loosely folded."""
     words, run, letters = ocr_spellings(name)
     words = words.strip()
-    body = "".join(_CLASSES.get(c) or re.escape(c) for c in words)
     if short(words):
+        body = "".join(_CLASSES.get(c) or re.escape(c) for c in words)
         in_words = re.compile(rf"^[^\S\n]*{body}[^\S\n]*$", re.MULTILINE)
     else:
+        # a line may break inside the name (after a hyphen or not), and its spaces be any spaces
+        body = r"\s+".join(_LINE_BREAK.join(_CLASSES.get(c) or re.escape(c) for c in part)
+                           for part in words.split())
         before = r"(?<![^\W_])" if _word(words[0]) else ""
         after = r"(?![^\W_])" if _word(words[-1]) else ""
         in_words = re.compile(before + body + after)
     in_run = re.compile("".join(_CLASSES.get(c) or re.escape(c) for c in run))
-    return in_words, in_run, letters >= SQUASH_FLOOR, words.translate(_LOOSE), run.translate(_LOOSE)
+    loose = _SQUASH.sub("", words.translate(_LOOSE))
+    return in_words, in_run, letters >= SQUASH_FLOOR, loose, run.translate(_LOOSE)
 
 
 def shows_read_off(text: str, names: Iterable[str]) -> bool:
@@ -85,7 +91,7 @@ def shows_read_off(text: str, names: Iterable[str]) -> bool:
     if not text:
         return False
     words, run, _ = ocr_spellings(text)
-    loose_words, loose_run = words.translate(_LOOSE), run.translate(_LOOSE)
+    loose_words, loose_run = _SQUASH.sub("", words.translate(_LOOSE)), run.translate(_LOOSE)
     for name in names:
         if not name.strip():
             continue
