@@ -227,6 +227,9 @@ class Snapshot:
     by_id: dict[str, Element] = field(default_factory=dict)
     # what each node of the dump says of itself (``_said``), in document order: the ranges elements name
     said: list[str] = field(default_factory=list, repr=False)
+    # what the nodes show a person, a text or a description each, in document order: a name that runs from
+    # one into the next is matched over them (network_names.shows_name_across)
+    texts: list[str] = field(default_factory=list, repr=False)
     _pages: list[tuple[int, int]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -381,23 +384,27 @@ def _inner_digests(root: ET.Element) -> dict[int, str]:
     return out
 
 
-def _said(root: ET.Element) -> tuple[list[str], dict[int, tuple[int, int]]]:
+def _said(root: ET.Element) -> tuple[list[str], dict[int, tuple[int, int]], list[str]]:
     """What each node below ``root`` says of itself, in document order: its text (an editable field's left
     out: what the user typed), content-desc and resource id (its last part), " | "-joined; and for each node
     (by ``id``) the [start, end) range of its descendants in that list. Linear in the dump, whatever the
-    nesting: every string is a node's own (nothing is copied per ancestor)."""
+    nesting: every string is a node's own (nothing is copied per ancestor). And the texts and descriptions
+    alone, in the same order."""
     nodes = list(root.iter())
     said: list[str] = []
+    texts: list[str] = []
     for node in nodes:
         text = "" if _is_editable(node) else node.get("text", "")
         rid = node.get("resource-id", "").rsplit("/", 1)[-1]
-        said.append(" | ".join(p for p in (text, node.get("content-desc", ""), rid) if p))
+        desc = node.get("content-desc", "")
+        said.append(" | ".join(p for p in (text, desc, rid) if p))
+        texts.extend(p for p in (text, desc) if p)
     position = {id(node): k for k, node in enumerate(nodes)}
     end: dict[int, int] = {}
     for k in range(len(nodes) - 1, -1, -1):  # pre-order reversed: every child before its parent
         children = list(nodes[k])
         end[id(nodes[k])] = end[id(children[-1])] if children else k + 1
-    return said, {key: (k + 1, end[key]) for key, k in position.items()}
+    return said, {key: (k + 1, end[key]) for key, k in position.items()}, texts
 
 
 def _read_tree(text: str) -> ET.Element:
@@ -430,7 +437,7 @@ def parse_dump(dump: str | bytes) -> Snapshot:
         raise DumpFailed(f"the UI dump is {len(dump):,} bytes, more than {MAX_DUMP_BYTES:,}: refused")
     root = _read_tree(extract_xml(dump))
     inside = _inner_digests(root)
-    said, ranges = _said(root)
+    said, ranges, texts = _said(root)
     kept: list[tuple[str, dict]] = []
     truncated = truncated_nodes = False
     unlisted: list[tuple[int, tuple[int, int, int, int]]] = []
@@ -521,6 +528,6 @@ def parse_dump(dump: str | bytes) -> Snapshot:
     # found in the other screen (the app writes both, and 40 bits collide in 2^20 tries)
     snapshot_id = "s-" + _whole([[e.id, e.fingerprint, e.text] for e in elements])
     snapshot = Snapshot(snapshot_id, elements, package, root.get("rotation", "0"), truncated, truncated_nodes,
-                        unlisted, said=said)
+                        unlisted, said=said, texts=texts)
     snapshot.pages()  # here, in the parsing worker thread: for 5,000 long labels it takes a while
     return snapshot

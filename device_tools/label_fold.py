@@ -4,20 +4,19 @@ The risk rules match English words ("delete", "buy", "send"). A hostile screen s
 the word and a matcher does not: fullwidth letters ("Ｄｅｌｅｔｅ"), combining accents ("Délete"), letters of
 another script that look Latin ("Dеlete" with a Cyrillic е, "Вuy", "Ρublish" with a Greek Ρ), Latin letters
 that NFKC keeps ("ᴅᴇʟᴇᴛᴇ" in small capitals, "Unınstall" with a dotless ı), whole words in a script whose
-letters look Latin (Cherokee "ᎠᎬᏞᎬᎢᎬ"). ``fold`` undoes them (compatibility forms, marks, and every letter
-Unicode's TR39 confusables fold to one Latin letter) after the invisible characters are dropped. A table may
-still miss a letter, so ``mixes_scripts``
-tells a word that mixes Latin with any script that may imitate it (everything but CJK, kana and Hangul),
-which no honest label does: the firewall asks whatever the word says.
+letters look Latin (Cherokee "ᎠᎬᏞᎬᎢᎬ", Greek capitals "ΡΑΥΜΕΝΤ"). ``fold`` undoes them (compatibility forms,
+marks, and every letter Unicode's TR39 confusables read as one Latin letter: ``core/confusable_table``, the
+product's one copy of ``confusables.txt``) after the invisible characters are dropped. A table may still miss
+a letter, so ``mixes_scripts`` tells a word that mixes Latin with any script that may imitate it (everything
+but CJK, kana and Hangul), which no honest label does: the firewall asks whatever the word says.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import unicodedata
-from importlib import resources
 
+from sentinel_mcp.core.confusable_table import prototypes
 from sentinel_mcp.core.display_text import is_hidden
 
 # Letters that a reader takes for plain Latin ones (Unicode TR39 confusables, the common part)
@@ -76,7 +75,7 @@ def mixes_scripts(text: str) -> bool:
 
 
 def _fold(text: str) -> str:
-    visible = "".join(ch for ch in text if not is_hidden(ch))
+    visible = "".join(ch for ch in text if not is_hidden(ch)).translate(_before_compatibility())
     plain = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", visible))
     bare = "".join(ch for ch in plain if not unicodedata.combining(ch))
     return unicodedata.normalize("NFC", bare).casefold().translate(_look_alikes())
@@ -84,24 +83,52 @@ def _fold(text: str) -> str:
 
 @functools.cache
 def _look_alikes() -> dict[int, str]:
-    """Every letter that Unicode's confusables (TR39, the ``confusable_homoglyphs`` data) say looks like one
-    Latin letter or digit, folded to it: Cherokee "ᎠᎬᏞᎬᎢᎬ", Lisu, Warang Citi, Canadian syllabics... no
-    hand-written table covers every script a screen may borrow from. Ours is the floor (it also has what TR39
-    maps to letter pairs or leaves out); a letter is keyed by its case-folded form too (``_fold`` folds case
-    first: Cherokee small letters fold to capitals). Loaded on the first label that is not plain ASCII."""
+    """Every letter that Unicode's confusables (TR39 ``confusables.txt``, ``core/confusable_table``) read as
+    one Latin letter or digit, folded to it: Cherokee "ᎠᎬᏞᎬᎢᎬ", Lisu, Warang Citi, Canadian syllabics,
+    Hebrew, Arabic... no hand-written table covers every script a screen may borrow from. Ours is the floor
+    (it also has what TR39 maps to letter pairs or leaves out); a letter is keyed by its case-folded form too
+    (Cherokee small letters fold to capitals), after every letter of the table keyed by itself. Loaded on the
+    first label that is not plain ASCII."""
+    readings = _table_readings()
     table = dict(_LOOK_ALIKES)
-    data = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
-    for char, glyphs in json.loads(data).items():
-        if len(char) != 1 or char.isascii():
-            continue
-        plain = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
-        if not plain:
-            continue
-        latin = min(plain, key=str.isdigit).lower()  # a letter before a digit ("O", not "0")
-        for key in {char, char.casefold()}:
-            if len(key) == 1 and not key.isascii():
-                table.setdefault(ord(key), latin)
+    for char, latin in readings:
+        table.setdefault(ord(char), latin)
+    for char, latin in readings:
+        key = char.casefold()
+        if len(key) == 1 and not key.isascii():
+            table.setdefault(ord(key), latin)
     return table
+
+
+@functools.cache
+def _before_compatibility() -> dict[int, str]:
+    """The letters of the table that compatibility forms (NFKC) or case folding would turn into another
+    non-Latin letter, read first as the table reads them: a Greek capital eta is an H (its small letter
+    reads as n), a capital mu an M (its small letter as u), so "ΡΑΥΜΕΝΤ" is "payment"; a lunate sigma "ϲ" is
+    a c (NFKC makes it a final sigma, which case folding makes a σ, an o). A letter NFKC makes Latin (a
+    fullwidth "Ｓ", a long "ſ") is left to it."""
+    out = {}
+    for char, latin in _table_readings():
+        made = unicodedata.normalize("NFKC", char)
+        if not made.isascii() and (made.casefold() != made or made != char):
+            out[ord(char)] = _LOOK_ALIKES.get(ord(char), latin)
+    return out
+
+
+@functools.cache
+def _table_readings() -> tuple[tuple[str, str], ...]:
+    """Each source character of the table that reads as one Latin letter or digit, with that letter in
+    lower case. TR39 puts the capital I with l and 1 (one skeleton): a capital of that class is the I of a
+    capital word ("ΙNSTALL" is "install"), its other members an l."""
+    out = []
+    for char, prototype in prototypes().items():
+        if len(char) != 1 or char.isascii() or len(prototype) != 1:
+            continue
+        if not (prototype.isascii() and prototype.isalnum()):
+            continue
+        upper = char.casefold() != char
+        out.append((char, "i" if prototype == "l" and upper else prototype.lower()))
+    return tuple(out)
 
 
 def _mixes(text: str) -> bool:

@@ -19,6 +19,7 @@ consent then sees no screen.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import unicodedata
@@ -164,6 +165,39 @@ def shows_name(text: str, names: Iterable[str]) -> bool:
         else:
             return start >= 0  # still more: counted as shown (the check's cost stays bounded)
     return False
+
+
+def shows_name_across(labels: Iterable[str], names: Iterable[str]) -> bool:
+    """Whether a (folded) name of ``NAME_FLOOR`` characters or more runs over adjacent ``labels`` (in the
+    order the screen draws them): a row's two text views ("Rosen", "thaler Hof Gast"), a letter per node. A
+    label's edge is a word's edge; a space of the name may be at a label's edge or gone. The join is bounded
+    by the name: it spans at most as many labels as the name has characters."""
+    joined = _LABEL_EDGE.join(f for f in (folded(label) for label in labels) if f.strip())
+    if not joined:
+        return False
+    squashed = _SQUASH.sub("", joined)
+    for name in names:
+        if short(name) or _SQUASH.sub("", name) not in squashed:
+            continue  # (one substring search: the pattern only where the letters are there)
+        if _across(name).search(joined):
+            return True
+    return False
+
+
+_LABEL_EDGE = "\x1f"  # between two labels: not a word character (an edge), and no label holds it folded
+_SQUASH = re.compile(r"[\s\x1f]+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _across(name: str) -> re.Pattern[str]:
+    """``name`` with a label's edge allowed between any two of its characters, a space of it as spaces or
+    an edge (or both), and word edges at its ends."""
+    parts = [part for part in name.split() if part]
+    gap = f"(?:{_LABEL_EDGE})?"
+    body = r"(?:\s*\x1f\s*|\s+)".join(gap.join(re.escape(c) for c in part) for part in parts)
+    before = r"(?<![^\W_])" if _word(name.strip()[0]) else ""
+    after = r"(?![^\W_])" if _word(name.strip()[-1]) else ""
+    return re.compile(before + body + after)
 
 
 def short(name: str) -> bool:

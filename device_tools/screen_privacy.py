@@ -35,7 +35,7 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
-from .network_names import KnownNames, NetworkNames, shows_name
+from .network_names import KnownNames, NetworkNames, shows_name, shows_name_across
 from .notice_windows import SYSTEM_UI, shows_notices
 from .read_off_names import shows_read_off
 from .results import DECISION_META, snapshot_apps
@@ -305,10 +305,12 @@ def _names_in(snapshot: Snapshot) -> set[str]:
         packages = {snapshot.package, *(p for e in snapshot.elements for p in (e.package, e.window))}
         return {NAMES_UNREAD} if SETTINGS in packages else set()
     said = (*snapshot.said, *(v for e in snapshot.elements for v in (e.text, e.desc, e.hint, e.resource_id)))
-    # one folded text of every label (a line each: a name never runs from one label into the next), searched
-    # once per name: a screen of a thousand nodes against the most names costs a few milliseconds
+    # one folded text of every label (a line each), searched once per name: a screen of a thousand nodes
+    # against the most names costs a few milliseconds; then the labels as drawn, one after the next, for a
+    # name an app draws over several ("Rosen", "thaler Hof Gast")
     crowded = set() if names.complete else {NAMES_CROWDED}
-    return crowded | ({NAMES_SHOWN} if shows_name("\n".join(v for v in said if v), names) else set())
+    shown = shows_name("\n".join(v for v in said if v), names) or shows_name_across(snapshot.texts, names)
+    return crowded | ({NAMES_SHOWN} if shown else set())
 
 
 def _names_read_off(texts: list[str]) -> set[str]:
