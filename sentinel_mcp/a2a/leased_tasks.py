@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 
+from sentinel_mcp.a2a.heard_messages import HeardMessages
 from sentinel_mcp.a2a.jsonrpc import UNSUPPORTED_OPERATION, RpcError
 from sentinel_mcp.a2a.protocol import TaskStatus, now_iso
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
@@ -23,10 +24,12 @@ RUNNING_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # leased in a s
 
 class LeasedTasks(TaskHost):
     _journal: TaskJournal | None
+    seen: HeardMessages
 
     async def _keep_leases(self, every: float) -> None:
         """Renew the leases of the tasks running here (one statement), stop those another replica ended (this
-        one could not renew in time), and end other replicas' lapsed tasks."""
+        one could not renew in time), end other replicas' lapsed tasks, and renew the messages heard here
+        whose task is not stored yet."""
         journal = self._journal
         assert journal is not None
         renewed_at = time.monotonic()
@@ -43,6 +46,10 @@ class LeasedTasks(TaskHost):
                 lost = mine if time.monotonic() - renewed_at > journal.lease_seconds else []
             for record in lost:
                 self._lost(record)
+            try:  # messages heard here whose task is not stored yet: still handled, not to be taken over
+                await self.seen.renew()
+            except Exception as e:  # noqa: BLE001 - unrenewed, one may be taken over; this replica runs nothing then
+                log.warning("A2A message ids being handled here not renewed: %s", e)
 
     def _lost(self, record: TaskRecord) -> None:
         """Another replica ended this task (its lease lapsed): stop it here; the store says why it ended."""
