@@ -60,9 +60,13 @@ class LeasedTasks(TaskHost):
             record.runner.cancel()
 
     async def _hold_to_run(self, record: TaskRecord) -> None:
-        """Shared store: record WORKING under this process's lease before the call runs, so a task another
-        replica took over meanwhile (``TaskStore.held``) is never run here too."""
-        if not self.store.shared or self._journal is None:
+        """Record WORKING before a round's call runs (the store refusing: nothing runs, the task waits as
+        stored). Shared store: under this process's lease, so a task another replica took over meanwhile
+        (``TaskStore.held``) is never run here too. One gateway's store too: queued only, a store failing
+        through the round left the task stored as the round before (its call pending), and after a restart
+        the same answers ran the call again; recorded running, an outcome not recorded reads as
+        interrupted."""
+        if self._journal is None:
             return
         working = record.task.model_copy(
             update={"status": TaskStatus(state="TASK_STATE_WORKING", timestamp=now_iso())}
