@@ -48,7 +48,8 @@ log = logging.getLogger(__name__)
 
 MAX_LATER = 256  # names waiting for a place in the queue
 LATER_FOR = 600.0  # seconds a name waits for its turn before it is forgotten (announced again, it is heard)
-GRANTED_OVER = MAX_RESOLVING  # names given their fetch turn may pass a full queue by this many (the flood's)
+# names whose fetch turn came may pass a full queue by this many (a flood's names do not hold them back)
+GRANTED_OVER = MAX_RESOLVING
 TURN_TICK = 1.0  # seconds between looks at the turns while names wait (their rate's time may come meanwhile)
 Check = Callable[[str], Awaitable[FetchDeferred | None]]  # a name checked: deferred, or done
 
