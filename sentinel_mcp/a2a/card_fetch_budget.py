@@ -20,8 +20,9 @@ records made a card fetch per change (eight at a time, no rate). Two bounds, bot
   announcer naming ever new addresses of the allowed networks (or pushing a machine out of the bounded table)
   gets no fresh allowance either.
 
-A fetch that must wait is deferred, not dropped: the browser resolves the name again when it may (reading
-the record as it is then), so the last announcement is the one checked. Both tables are bounded (the least
+A fetch that must wait is deferred, not dropped: the name waits its turn (``card_fetch_turns.py``: a
+machine's fetches go to its ports in turn) and the browser resolves it again then (reading the record as it
+is then), so the last announcement is the one checked. Both tables are bounded (the least
 recently used forgotten first)."""
 
 
@@ -76,11 +77,15 @@ class CardFetchBudget:
         self._ports: OrderedDict[str, tuple[float, float]] = OrderedDict()  # per (machine, port): the same
         self._all = (float(total_burst), self._clock())  # every machine's fetches: tokens, when counted
 
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
     def wait(self, name: str, endpoint: str) -> float:
         """Seconds until ``name``'s card may be fetched from ``endpoint`` (a base URL; 0: now)."""
         now = self._clock()
         every = TOTAL_EVERY * max(0.0, 1 - self._all_tokens(now))
-        port = self._port_tokens(_port_key(endpoint), now)
+        port = self._port_tokens(port_key(endpoint), now)
         return max(self._name_wait(name, now), self._endpoint_wait(fetch_key(endpoint), now), every,
                    0.0 if port >= 1 else (1 - port) * PORT_EVERY)
 
@@ -93,7 +98,7 @@ class CardFetchBudget:
         machine = fetch_key(endpoint)
         tokens = self._tokens(machine, now)
         _remember(self._endpoints, machine, (tokens - 1, now))
-        port = _port_key(endpoint)
+        port = port_key(endpoint)
         _remember(self._ports, port, (self._port_tokens(port, now) - 1, now))
         self._all = (self._all_tokens(now) - 1, now)
 
@@ -120,7 +125,7 @@ class CardFetchBudget:
         return 0.0 if tokens >= 1 else (1 - tokens) * FIRST_WAIT
 
 
-def _port_key(endpoint: str) -> str:
+def port_key(endpoint: str) -> str:
     """The (machine, port) a fetch from ``endpoint`` reaches: one agent among the machine's."""
     try:
         port = urlsplit(endpoint).port if "//" in endpoint else None
@@ -130,11 +135,12 @@ def _port_key(endpoint: str) -> str:
 
 
 class FetchDeferred(A2AError):
-    """A card fetch that must wait (``seconds``): the announcement is looked at again then, not rejected."""
+    """A card fetch from ``endpoint`` that must wait (``seconds`` at least, or its turn): the announcement is
+    looked at again then, not rejected."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, endpoint: str = "") -> None:
         super().__init__(f"card fetch deferred {seconds:.0f} s: the announcement changes too often")
-        self.seconds = seconds
+        self.seconds, self.endpoint = seconds, endpoint
 
 
 def _remember(table: OrderedDict[str, tuple[float, float]], key: str, value: tuple[float, float]) -> None:

@@ -42,6 +42,12 @@ class HeardMessages:
         except StorageError as e:
             raise store_fault("the task store cannot be read, nothing was started", e) from None
 
+    async def renew(self) -> None:
+        """The shared store's hearings this process is still starting are renewed
+        (``SharedMessageIds.renew``): this process's own table needs none."""
+        if self.shared is not None:
+            await self.shared.renew()
+
     def stored(self, caller: str, message_id: str, task_id: str) -> list[Statement]:
         """What marks its task stored, in the transaction storing it (none: kept in this process)."""
         return [] if self.shared is None else self.shared.stored(caller, message_id, task_id)

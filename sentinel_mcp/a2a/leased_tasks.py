@@ -10,6 +10,7 @@ import asyncio
 import logging
 import time
 
+from sentinel_mcp.a2a.heard_messages import HeardMessages
 from sentinel_mcp.a2a.jsonrpc import UNSUPPORTED_OPERATION, RpcError
 from sentinel_mcp.a2a.protocol import TaskStatus, now_iso
 from sentinel_mcp.a2a.task_journal import LeaseLost, TaskJournal
@@ -23,10 +24,12 @@ RUNNING_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")  # leased in a s
 
 class LeasedTasks(TaskHost):
     _journal: TaskJournal | None
+    seen: HeardMessages
 
     async def _keep_leases(self, every: float) -> None:
         """Renew the leases of the tasks running here (one statement), stop those another replica ended (this
-        one could not renew in time), and end other replicas' lapsed tasks."""
+        one could not renew in time), end other replicas' lapsed tasks, and renew the messages heard here
+        whose task is not stored yet."""
         journal = self._journal
         assert journal is not None
         renewed_at = time.monotonic()
@@ -43,6 +46,10 @@ class LeasedTasks(TaskHost):
                 lost = mine if time.monotonic() - renewed_at > journal.lease_seconds else []
             for record in lost:
                 self._lost(record)
+            try:  # messages heard here whose task is not stored yet: still handled, not to be taken over
+                await self.seen.renew()
+            except Exception as e:  # noqa: BLE001 - unrenewed, one may be taken over; this replica runs nothing then
+                log.warning("A2A message ids being handled here not renewed: %s", e)
 
     def _lost(self, record: TaskRecord) -> None:
         """Another replica ended this task (its lease lapsed): stop it here; the store says why it ended."""
@@ -53,9 +60,13 @@ class LeasedTasks(TaskHost):
             record.runner.cancel()
 
     async def _hold_to_run(self, record: TaskRecord) -> None:
-        """Shared store: record WORKING under this process's lease before the call runs, so a task another
-        replica took over meanwhile (``TaskStore.held``) is never run here too."""
-        if not self.store.shared or self._journal is None:
+        """Record WORKING before a round's call runs (the store refusing: nothing runs, the task waits as
+        stored). Shared store: under this process's lease, so a task another replica took over meanwhile
+        (``TaskStore.held``) is never run here too. One gateway's store too: queued only, a store failing
+        through the round left the task stored as the round before (its call pending), and after a restart
+        the same answers ran the call again; recorded running, an outcome not recorded reads as
+        interrupted."""
+        if self._journal is None:
             return
         working = record.task.model_copy(
             update={"status": TaskStatus(state="TASK_STATE_WORKING", timestamp=now_iso())}

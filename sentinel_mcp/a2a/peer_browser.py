@@ -11,11 +11,17 @@ goes only when it no longer checks out there (then a new announcement of its nam
 A name announced while ``MAX_PENDING`` checks are queued waits its turn, not dropped: dropped, a real peer
 announced during a flood was never listed (until it announced again, maybe an hour later). At most
 ``MAX_LATER`` names wait (the oldest forgotten first when more come), each for at most ``LATER_FOR`` seconds,
-and they are looked at oldest first as the queue drains."""
+and they are looked at oldest first as the queue drains.
+
+A name whose card fetch the budget deferred gives its place in the queue back and waits its turn
+(``card_fetch_turns.py``): a machine's fetches go to its ports in turn. Before, it slept in its place, and
+one announcer's deferred names held the whole queue (honest agents announced after them waited beyond it,
+and were forgotten before their turn came)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import OrderedDict
@@ -25,6 +31,7 @@ from urllib.parse import urlsplit
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
 from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred
+from sentinel_mcp.a2a.card_fetch_turns import FetchTurns
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
                                         SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
@@ -41,6 +48,10 @@ log = logging.getLogger(__name__)
 
 MAX_LATER = 256  # names waiting for a place in the queue
 LATER_FOR = 600.0  # seconds a name waits for its turn before it is forgotten (announced again, it is heard)
+# names whose fetch turn came may pass a full queue by this many (a flood's names do not hold them back)
+GRANTED_OVER = MAX_RESOLVING
+TURN_TICK = 1.0  # seconds between looks at the turns while names wait (their rate's time may come meanwhile)
+Check = Callable[[str], Awaitable[FetchDeferred | None]]  # a name checked: deferred, or done
 
 
 class PeerBrowser:
@@ -71,9 +82,11 @@ class PeerBrowser:
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
         self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
-        self.deferred: set[str] = set()  # names whose card fetch waits on that budget (still pending)
+        self._turns = FetchTurns(self._fetches)  # names whose card fetch that budget deferred, in turn
+        self._turn = asyncio.Event()  # a name deferred, or a place freed: the turns are looked at
+        self._taker: asyncio.Task[None] | None = None
         # names heard while the queue was full: their check, and when they were heard (oldest first)
-        self._later: OrderedDict[str, tuple[Callable[[str], Awaitable[float | None]], float]] = OrderedDict()
+        self._later: OrderedDict[str, tuple[Check, float]] = OrderedDict()
         self._clock = clock  # (how long a name has waited)
         self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
@@ -92,6 +105,7 @@ class PeerBrowser:
         self._browser = zeroconf.asyncio.AsyncServiceBrowser(
             self.zc.zeroconf, [SERVICE_TYPE], handlers=[on_change], question_type=zeroconf.DNSQuestionType.QM
         )
+        self._taker = asyncio.create_task(self._take_turns(), name="a2a-card-fetch-turns")
 
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout`` seconds) for the resolutions already under way."""
@@ -113,18 +127,24 @@ class PeerBrowser:
 
     @property
     def pending(self) -> frozenset[str]:
-        """The names whose check is queued, under way or deferred."""
+        """The names whose check is queued or under way."""
         return frozenset(self._pending)
+
+    @property
+    def deferred(self) -> frozenset[str]:
+        """The names whose card fetch the budget deferred, waiting their turn."""
+        return self._turns.names()
 
     @property
     def waiting(self) -> frozenset[str]:
         """The names heard while the queue was full, waiting for a place in it."""
         return frozenset(self._later)
 
-    def _queue(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
-        if name in self._pending or name in self._later:
+    def _queue(self, name: str, check: Check, granted: bool = False) -> None:
+        """``granted``: the name's fetch turn came (``_take_turns``)."""
+        if name in self._pending or name in self._later or (name in self._turns and not granted):
             return  # its check is queued, under way or waiting: it reads the record as it is then
-        if len(self._pending) >= MAX_PENDING:
+        if len(self._pending) >= MAX_PENDING + (GRANTED_OVER if granted else 0):
             self.registry.ignored += 1
             self._later[name] = (check, self._clock())
             while len(self._later) > MAX_LATER:
@@ -135,23 +155,42 @@ class PeerBrowser:
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
-    async def _in_turn(self, name: str, check: Callable[[str], Awaitable[float | None]]) -> None:
+    async def _in_turn(self, name: str, check: Check) -> None:
         try:
-            while True:  # each turn after the wait the budget asked: the record is read again as it is then
-                async with self._slots:
-                    wait = await check(name)
-                if wait is None:
-                    return
-                self.deferred.add(name)
-                await asyncio.sleep(wait)
-                self.deferred.discard(name)
+            async with self._slots:
+                deferred = await check(name)
+            self._turns.done(name)  # (its fetch turn, if it had it, is used)
+            if deferred is not None:  # it waits its turn there, its place here given back
+                self._turns.add(name, deferred.endpoint, check)
         finally:
-            self.deferred.discard(name)
+            self._turns.done(name)
+            if len(self._turns):  # (a place freed, or a turn passed: the next may take it)
+                self._turn.set()
             self._pending.discard(name)
             # this task ends here (nothing awaited below): it gives up its place before the next takes it, so
             # the jobs held never pass the bound, not even for the tick before the done callback runs
             self._jobs.discard(asyncio.current_task())  # type: ignore[arg-type]
             self._next_waiting()
+
+    async def _take_turns(self) -> None:
+        """Names whose fetch turn came are checked again (each machine's ports in turn: ``FetchTurns``)."""
+        while True:
+            self._turn.clear()
+            wait: float | None = None
+            try:
+                while len(self._pending) < MAX_PENDING + GRANTED_OVER:
+                    got = self._turns.next()
+                    if not isinstance(got, tuple):
+                        wait = got
+                        break
+                    self._queue(*got, granted=True)
+            except Exception:  # noqa: BLE001 - the turns are looked at again at the next tick
+                log.exception("A2A discovery: the card fetch turns could not be looked at")
+            # (asyncio.timeout, not wait_for: wait_for, its event set as it was cancelled, swallowed the
+            # cancel, and stop waited on this loop for ever)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TURN_TICK if wait is None else min(wait, TURN_TICK)):
+                    await self._turn.wait()
 
     def _next_waiting(self) -> None:
         """The oldest name still waiting (heard within ``LATER_FOR``) takes the place freed."""
@@ -167,13 +206,15 @@ class PeerBrowser:
             if self.registry.names_at(base_url, name) >= MAX_NAMES_PER_ENDPOINT:
                 raise PeerRejected(CROWDED)
             wait = self._fetches.wait(name, base_url)
+            if wait == 0 and self._turns.waits_turn(name, base_url):  # others of that machine wait before it
+                wait = self._fetches.first_wait
             if wait > 0:
-                raise FetchDeferred(wait)
+                raise FetchDeferred(wait, base_url)
             self._fetches.took(name, base_url)
         return check
 
-    async def _resolve(self, name: str) -> float | None:
-        """Resolve and check ``name``; the seconds to wait before trying again when its fetch was deferred.
+    async def _resolve(self, name: str) -> FetchDeferred | None:
+        """Resolve and check ``name``; what deferred its fetch, if the budget did (it waits its turn).
         A listed name announced anew is anyone's word too (another address, a TXT that does not check out):
         the listed peer is checked again where it was first, and the announcement is looked at only when
         that peer no longer checks out there (it moved, or left)."""
@@ -199,7 +240,7 @@ class PeerBrowser:
                 keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
             )
         except FetchDeferred as e:  # (what it listed stands meanwhile: a send checks the card again anyway)
-            return e.seconds
+            return e
         except PeerRejected as e:
             self.registry.reject(name, e)
             log.info("A2A peer %r rejected: %s", name[:100], e)
@@ -214,17 +255,17 @@ class PeerBrowser:
         self.registry.admit(peer)
         return None
 
-    async def _recheck(self, name: str) -> float | None:
-        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); the seconds to wait when
-        the budget deferred the fetch."""
+    async def _recheck(self, name: str) -> FetchDeferred | None:
+        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); what deferred its fetch,
+        if the budget did."""
         still = await self._listed_still(name)
         return None if isinstance(still, bool) else still
 
-    async def _listed_still(self, name: str) -> float | bool:
+    async def _listed_still(self, name: str) -> FetchDeferred | bool:
         """``name``'s listed peer's card fetched again where it was checked (its records may be gone or
         another's, the address it was checked at stands): True when it still checks out (listed, its card as
-        it is now), False when it does not (no longer listed) or none is listed; the seconds to wait when the
-        budget deferred the fetch (listed meanwhile)."""
+        it is now), False when it does not (no longer listed) or none is listed; what deferred the fetch, when
+        the budget did (listed meanwhile)."""
         listed = self.registry.peers.get(name)
         if listed is None:
             return False
@@ -236,7 +277,7 @@ class PeerBrowser:
                 keys=self.keys, listed=self.listed, before_fetch=self._may_fetch(name),
             )
         except FetchDeferred as e:
-            return e.seconds
+            return e
         except Exception as e:  # noqa: BLE001 - a rejection, a broken peer: it is gone either way
             if self.registry.peers.get(name) is listed:
                 del self.registry.peers[name]
@@ -263,6 +304,11 @@ class PeerBrowser:
 
     async def stop(self) -> None:
         self._later.clear()
+        if self._taker is not None:
+            self._taker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._taker
+            self._taker = None
         if self._browser is not None:
             await self._browser.async_cancel()
         for job in list(self._jobs):

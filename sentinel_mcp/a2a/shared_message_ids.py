@@ -16,11 +16,13 @@ store (one replica's clock set back or ahead does not stretch or cut the others'
 SQLite. Not signed: the time heard (a forged one only forgets a row early, as deleting it would).
 
 A hearing is signed as *starting* until its task is stored, and as *stored* in the very transaction that
-stores the task (``stored``). A starting row older than ``STARTING`` whose task is not to be found stored
-nothing (its replica's store failed after the id was written and again at the release, or the replica
-stopped): the next sending takes it over (``take_over``, one replica only) rather than being told "received
-already" for a day. A stored row is never taken over: its task gone since must not let a replay act again.
-Rows of earlier versions are signed as stored.
+stores the task (``stored``). While it starts, the replica that heard it renews its time heard with its task
+leases (``renew``): a replica that is slow, not gone (its store kept it waiting), keeps the message, and a
+resend through another replica is told it is being handled. A starting row not renewed for ``STARTING``
+whose task is not to be found stored nothing (its replica's store failed after the id was written and again
+at the release, or the replica stopped): the next sending takes it over (``take_over``, one replica only)
+rather than being told "received already" for a day. A stored row is never taken over: its task gone since
+must not let a replay act again. Rows of earlier versions are signed as stored.
 """
 
 from __future__ import annotations
@@ -68,7 +70,11 @@ _TRIM_ALL = (
 )
 _SWEEP = "DELETE FROM a2a_message_ids WHERE heard < {now} - ?"
 _RELEASE = "DELETE FROM a2a_message_ids WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ?"
-STARTING = 60.0  # seconds a hearing may take to store its task (then, never stored, it may be taken over)
+# seconds a starting hearing may go unrenewed (then its replica is taken for gone, and it may be taken over);
+# renewed every ``task_lease.RENEW_EVERY``
+STARTING = 60.0
+_RENEW = ("UPDATE a2a_message_ids SET heard = {now} "
+          "WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ?")
 _STORED = ("UPDATE a2a_message_ids SET mac = ? "
            "WHERE caller = ? AND message_id = ? AND task_id = ? AND mac = ?")
 _TAKE_OVER = (
@@ -163,6 +169,18 @@ class SharedMessageIds:
                     safe_text(message_id, 80), safe_text(caller, 80))
         self._open.add((caller, message_id, new_task_id))
         return True
+
+    async def renew(self) -> None:
+        """This process's hearings still starting are alive: their time heard is now (only while the row is
+        as this process signed it, starting: a stored or taken-over row is left as it is). StorageError:
+        not renewed (past ``STARTING`` unrenewed, another replica may take one over; this one then runs
+        nothing)."""
+        sql, now = self._at(_RENEW)
+        statements = [Statement(sql, (*now, caller, message_id, task_id,
+                                      sign(self.key, STARTING_PURPOSE, caller, message_id, task_id)))
+                      for caller, message_id, task_id in list(self._open)]
+        if statements:
+            await self.db.run(statements)
 
     def settle(self, caller: str, message_id: str, task_id: str) -> None:
         """``task_id`` is stored: the row stays (a replay, on any replica, finds the task)."""

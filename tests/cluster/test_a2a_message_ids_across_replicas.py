@@ -43,13 +43,15 @@ def sql(url: str, text: str, params: tuple = ()) -> list[tuple]:
 
 
 @contextlib.asynccontextmanager
-async def replicas(url: str, *names: str) -> AsyncIterator[list[tuple[A2AService, ClientPort]]]:
+async def replicas(url: str, *names: str,
+                   renew_every: float | None = None) -> AsyncIterator[list[tuple[A2AService, ClientPort]]]:
     async with contextlib.AsyncExitStack() as stack:
         out = []
         for name in names:
             port = await stack.enter_async_context(open_port(with_sensors=False))
             service = A2AService(port, A2ASettings())  # type: ignore[arg-type]
-            await service.open(url, replica=name, task_key=KEY, label_key=KEY)
+            more = {} if renew_every is None else {"renew_every": renew_every}
+            await service.open(url, replica=name, task_key=KEY, label_key=KEY, **more)
             stack.push_async_callback(service.close)
             out.append((service, port))
         yield out
