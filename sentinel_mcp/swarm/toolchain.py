@@ -34,6 +34,7 @@ from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_reach import unreachable
+from sentinel_mcp.swarm.tool_sources import written
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
 from sentinel_mcp.swarm.tool_leftovers import remove_left
@@ -192,11 +193,11 @@ class Toolchain:
         with tempfile.TemporaryDirectory(prefix="swarm-ktlint-") as tmp:
             root = Path(tmp)
             (root / ".editorconfig").write_text(_KTLINT_EDITORCONFIG)
-            for rel, text in files.items():
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).write_text(text, encoding="utf-8")
+            names = written(root, files, report.issues)  # each name checked again: a refused one a BLOCKER
+            if not names:
+                return report
             code, out, err = await self._run(
-                [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *files],
+                [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *names],
                 root,
                 within,
             )
@@ -262,10 +263,7 @@ class Toolchain:
             (root / "AndroidManifest.xml").write_text(manifest, encoding="utf-8")
             (root / "res").mkdir()
             (root / "gen").mkdir()
-            for rel, text in res.items():
-                target = root / "res" / rel.removeprefix("app/src/main/res/")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
+            written(root / "res", res, report.issues, under="app/src/main/res/")
             code, out, err = await self._run(
                 [
                     self.aapt,
