@@ -33,6 +33,7 @@ from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
+from sentinel_mcp.swarm.tool_pids import pids_here, pids_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_sources import written
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
@@ -132,6 +133,8 @@ class Toolchain:
         self.own_network = namespaces_here()
         # and a view of the files of its own (read-only but its workspace; its own empty /tmp)
         self.own_files = files_here()
+        # and a pid namespace of its own, its /proc mounted in that view: it sees no other process
+        self.own_pids = self.own_files and pids_here()
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -166,6 +169,7 @@ class Toolchain:
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))
+        notes.append(pids_said(self.own_pids))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -371,6 +375,7 @@ class Toolchain:
                     ids,
                     self.own_network,
                     self._kept() if self.own_files else None,
+                    self.own_pids,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -66,7 +66,12 @@ async def test_a_tool_past_its_time_is_stopped_with_every_process_it_started(tmp
         report = await asyncio.wait_for(tools.check_kotlin(KOTLIN, within=1.0), 30)
         started = recorded(pids)
         assert len(started) == 2
-        assert report.issues == [] and any("did not finish" in n for n in report.notes), report.notes
+        if tail == "exit 0" and tools.own_pids:
+            # a tool with a pid namespace of its own ends whole with its first process: its child, holding
+            # the output, is killed by the kernel then, and the tool's answer (none) is read at once
+            assert report.issues == [] and report.notes == [], report.notes
+        else:
+            assert report.issues == [] and any("did not finish" in n for n in report.notes), report.notes
         assert all_gone(started), [p for p in started if alive(p)]
     finally:
         kill_all(started or recorded(pids))
