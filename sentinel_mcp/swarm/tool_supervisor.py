@@ -28,7 +28,8 @@ Before it runs the tool, on Linux, that first process takes a network namespace 
 with M not ``-`` it takes its own view of the files, the M KEPT directories given back (as root, before the
 drop): ``tool_files.py``. With PIDNS 1 (and M not ``-``) the processes this one starts are in a pid
 namespace of their own: the tool's first process is its init, mounts the namespace's /proc, forks the tool and
-reaps, passing the tool's status on (``tool_pids.py``). One that fails is refused: the tool is not run.
+reaps, passing the tool's status on (``tool_pids.py``). PIDNS ``u`` (a gateway not root): the same, in a
+user namespace this process takes first (``tool_userns.py``). One that fails is refused: the tool is not run.
 """
 
 from __future__ import annotations
@@ -136,16 +137,18 @@ def launched(
     network: bool = False,
     files: list[str] | None = None,
     pids: bool = False,
+    users: bool = False,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
     process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
     ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
     gateway's choice, never a path the models wrote), and in a pid namespace of its own with ``pids`` (with
-    ``files`` only: its /proc is mounted in that view)."""
+    ``files`` only: its /proc is mounted in that view), all made in a user namespace of its own with ``users``
+    (a gateway not root)."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
-    netns, pidns = "1" if network else "0", "1" if pids and files is not None else "0"
+    netns, pidns = "1" if network else "0", ("u" if users else "1") if pids and files is not None else "0"
     own = ["-"] if files is None else [str(len(files)), *files]
     limits = [str(file_bytes), str(os.getpid()), *who, netns, pidns, *own, str(len(cgroup_procs))]
     limits += cgroup_procs
@@ -156,7 +159,7 @@ def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
     _cap(resource.RLIMIT_CORE, 0)
     user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
-    netns, pidns = argv[5] == "1", argv[6] == "1"
+    netns, pidns, userns = argv[5] == "1", argv[6] in ("1", "u"), argv[6] == "u"
     kept, at = (None, 8) if argv[7] == "-" else (argv[8 : 8 + int(argv[7])], 8 + int(argv[7]))
     n = int(argv[at])
     groups, tool = argv[at + 1 : at + 1 + n], argv[at + 1 + n :]
@@ -183,6 +186,8 @@ def main(argv: list[str]) -> int:
     watched = os.pidfd_open(supervisor) if pids is not None else -1
     if pids is not None:
         try:
+            if userns:  # this process too: the pid namespace below is then owned by (made in) it
+                _module("tool_userns").own_user()
             pids.own_pids()  # this process stays where it is: what it forks next is the namespace's init
         except OSError as e:
             return _refused(str(e))
@@ -241,9 +246,9 @@ def _init(pids: Any, prctl: Any, watched: int) -> None:
 
 
 def _module(name: str) -> Any:
-    """``tool_network.py``, ``tool_files.py`` or ``tool_pids.py``, loaded by its path: this script runs with
-    no path to the package (``-I -S``), and the directory it is in holds modules named as the standard
-    library's (``profile``)."""
+    """``tool_network.py``, ``tool_files.py``, ``tool_pids.py`` or ``tool_userns.py``, loaded by its path:
+    this script runs with no path to the package (``-I -S``), and the directory it is in holds modules named
+    as the standard library's (``profile``)."""
     spec = importlib.util.spec_from_file_location(
         f"_sentinel_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     )

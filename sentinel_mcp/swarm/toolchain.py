@@ -34,6 +34,7 @@ from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
 from sentinel_mcp.swarm.tool_pids import pids_here, pids_said
+from sentinel_mcp.swarm.tool_userns import users_here, users_said
 from sentinel_mcp.swarm.tool_reach import unreachable
 from sentinel_mcp.swarm.tool_sources import written
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
@@ -130,11 +131,13 @@ class Toolchain:
             _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
         )
         # each tool in a network namespace of its own, where this (root) gateway may make one
-        self.own_network = namespaces_here()
+        # (a gateway not root: all of them in a user namespace of the tool's own, where the machine lets it)
+        self.own_users = self.user is None and self.no_user is None and users_here()
+        self.own_network = namespaces_here() or self.own_users
         # and a view of the files of its own (read-only but its workspace; its own empty /tmp)
-        self.own_files = files_here()
+        self.own_files = files_here() or self.own_users
         # and a pid namespace of its own, its /proc mounted in that view: it sees no other process
-        self.own_pids = self.own_files and pids_here()
+        self.own_pids = self.own_files and (pids_here() or self.own_users)
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -170,6 +173,8 @@ class Toolchain:
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))
         notes.append(pids_said(self.own_pids))
+        if self.user is None and self.no_user is None:
+            notes.append(users_said(self.own_users))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -376,6 +381,7 @@ class Toolchain:
                     self.own_network,
                     self._kept() if self.own_files else None,
                     self.own_pids,
+                    self.own_users,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -1,0 +1,116 @@
+"""A gateway not run as root gives its tools the namespaces through a user namespace of their own.
+
+Found by red team 'swarm' 6: not root, the gateway gave its tools the socket filter only. A tool (hostile
+code) shared the machine's network namespace, saw every process of the machine in /proc (the gateway's among
+them), and read and wrote the machine's /tmp (what another tool, or another user, left there world-readable).
+Now, where the machine lets an unprivileged user make a user namespace, each tool has one of its own and, in
+it, the root gateway's network, mount, IPC and pid namespaces (``tool_userns.py``). The gateway here is the
+toolchain run as ``nobody`` (``setpriv``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON
+
+_NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+_USERNS = str(Path(__file__).parents[2] / "sentinel_mcp" / "swarm" / "tool_userns.py")
+
+pytestmark = [
+    pytest.mark.timeout(90),
+    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="needs root and setpriv"),
+]
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory ``nobody`` reaches (pytest's own are root's only), removed after."""
+    d = Path(tempfile.mkdtemp(prefix="sentinel-userns-"))
+    d.chmod(0o1777)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _as_nobody(d: Path, tool: str) -> dict[str, list[str]]:
+    """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
+    notes, and what it says of this machine."""
+    (d / "java").write_text(tool)
+    (d / "java").chmod(0o755)
+    (d / "ktlint").write_text("not a jar\n")
+    runner = (
+        # the supervisor and the probes run with the standard library only: this machine's Python, which
+        # nobody reaches (the tests' own lives under root's home)
+        f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n"
+        "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={str(d / 'java')!r}, "
+        f"ktlint={str(d / 'ktlint')!r})\nt = Toolchain(s)\n"
+        f"r = asyncio.run(t.check_kotlin({KOTLIN!r}))\n"
+        "print(json.dumps({'notes': r.notes, 'said': t.describe()}))\n"
+    )
+    ran = subprocess.run(
+        [*_NOBODY, sys.executable, "-c", runner],
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])),
+        cwd=d,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    return json.loads(ran.stdout.splitlines()[-1])
+
+
+def _userns_here() -> bool:
+    ran = subprocess.run([*_NOBODY, TOOL_PYTHON, "-I", "-S", _USERNS], cwd="/tmp", capture_output=True)
+    return ran.returncode == 0
+
+
+_ATTACKS = {
+    "its network is the machine's": "broke(os.readlink('/proc/self/ns/net') == HOST_NET)",
+    "list /proc: the test's (root's) process is there": "broke(str(ROOT_PID) in os.listdir('/proc'))",
+    "count the machine's processes": "broke(sum(n.isdigit() for n in os.listdir('/proc')) > 8)",
+    "read what was left world-readable in the machine's /tmp": "broke(open(PLANTED).read() == 'left')",
+    "leave a file in the machine's /tmp": "open(f'/tmp/{MARK}-from-tool', 'w').write('x')\nbroke(False)",
+}
+
+
+@pytest.mark.parametrize("attack", list(_ATTACKS))
+def test_a_non_root_gateways_tool_is_separated_where_user_namespaces_are_allowed(open_dir, attack) -> None:
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    mark = f"sentinel-userns-{uuid.uuid4().hex}"
+    planted = Path("/tmp") / f"{mark}-planted"
+    planted.write_text("left")
+    planted.chmod(0o644)
+    body = "    " + _ATTACKS[attack].replace("\n", "\n    ")
+    tool = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\n"
+        f"HOST_NET, ROOT_PID, PLANTED, MARK = {os.readlink('/proc/self/ns/net')!r}, {os.getpid()}, "
+        f"{str(planted)!r}, {mark!r}\n"
+        "def broke(reached):\n    print('BROKE' if reached else 'refused:')\n"
+        f"try:\n{body}\nexcept OSError as e:\n    print('refused:', type(e).__name__)\n"
+        "print('uid', os.getuid())\nsys.exit(1)\n"
+    )
+    try:
+        got = _as_nobody(open_dir, tool)
+    finally:
+        planted.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            (Path("/tmp") / f"{mark}-from-tool").unlink()
+            pytest.fail("the tool wrote in the machine's /tmp")
+    ran = " ".join(got["notes"])
+    assert "refused:" in ran and "BROKE" not in ran, ran
+    assert "uid 1000" in ran, ran  # its uid in its own user namespace
+    assert any(n.startswith("each tool in a user namespace of its own") for n in got["said"]), got["said"]
