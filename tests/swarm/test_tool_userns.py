@@ -44,16 +44,16 @@ def open_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _as_nobody(d: Path, tool: str) -> dict[str, list[str]]:
+def _as_nobody(d: Path, tool: str, first: str = "") -> dict[str, list[str]]:
     """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
-    notes, and what it says of this machine."""
+    notes, and what it says of this machine (``first``: code the gateway runs before it starts)."""
     (d / "java").write_text(tool)
     (d / "java").chmod(0o755)
     (d / "ktlint").write_text("not a jar\n")
     runner = (
         # the supervisor and the probes run with the standard library only: this machine's Python, which
         # nobody reaches (the tests' own lives under root's home)
-        f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n"
+        f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n{first}"
         "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
         f"s = VerifySettings(kotlin=True, resources=False, java={str(d / 'java')!r}, "
         f"ktlint={str(d / 'ktlint')!r})\nt = Toolchain(s)\n"
@@ -114,3 +114,23 @@ def test_a_non_root_gateways_tool_is_separated_where_user_namespaces_are_allowed
     assert "refused:" in ran and "BROKE" not in ran, ran
     assert "uid 1000" in ran, ran  # its uid in its own user namespace
     assert any(n.startswith("each tool in a user namespace of its own") for n in got["said"]), got["said"]
+
+
+def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(open_dir) -> None:
+    """A machine that refuses unprivileged user namespaces (here: the gateway itself behind the tools' own
+    filter, which refuses ``unshare``): its tools still run, with the socket filter, and the report says what
+    they are not separated from."""
+    tool = f"#!{TOOL_PYTHON}\nimport os, sys\nprint(os.readlink('/proc/self/ns/net'), os.getuid())\n"
+    tool += "sys.exit(1)\n"
+    (open_dir / "seal.py").write_text(
+        "import ctypes, importlib.util\n"
+        "ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)\n"  # no_new_privs: what the filter needs, unprivileged
+        f"spec = importlib.util.spec_from_file_location('n', {_USERNS.replace('userns', 'network')!r})\n"
+        "n = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(n)\nn.seal()\n"
+    )
+    got = _as_nobody(open_dir, tool, first=f"exec(open({str(open_dir / 'seal.py')!r}).read())\n")
+    ran = " ".join(got["notes"])
+    assert f"{os.readlink('/proc/self/ns/net')} 65534" in ran, ran  # run: the machine's network, its uid
+    said = " ".join(got["said"])
+    assert "no user namespace for the tools" in said and "every process's view in /proc" in said, said
+    assert "see every process of the machine" in said and "share the machine's /tmp" in said, said
