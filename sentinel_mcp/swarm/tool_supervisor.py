@@ -188,6 +188,9 @@ def main(argv: list[str]) -> int:
         try:
             if userns:  # this process too: the pid namespace below is then owned by (made in) it
                 _module("tool_userns").own_user()
+                # a change of credentials may clear the tie to the gateway (kernels differ): made again
+                if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != int(argv[2]):
+                    return _refused("its parent could not be tied to it, or is gone")
             pids.own_pids()  # this process stays where it is: what it forks next is the namespace's init
         except OSError as e:
             return _refused(str(e))

@@ -16,13 +16,22 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON
+from tests.swarm.support.tool_processes import (
+    KOTLIN,
+    TOOL_PYTHON,
+    alive,
+    all_gone,
+    kill_all,
+    record_sh,
+    recorded,
+)
 
 _NOBODY = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
 _USERNS = str(Path(__file__).parents[2] / "sentinel_mcp" / "swarm" / "tool_userns.py")
@@ -134,3 +143,42 @@ def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(op
     said = " ".join(got["said"])
     assert "no user namespace for the tools" in said and "every process's view in /proc" in said, said
     assert "see every process of the machine" in said and "share the machine's /tmp" in said, said
+
+
+def test_nothing_a_non_root_gateways_tool_started_outlives_the_gateway(open_dir) -> None:
+    """The gateway (not root) killed (kill -9) while its tool runs in its user namespace: neither the tool nor
+    what it started is left (taking the namespace clears the supervisor's tie to the gateway: made again)."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    pids = open_dir / "pids"
+    (open_dir / "java").write_text(
+        f"#!/bin/sh\n{record_sh(pids)}\nsleep 600 &\n{record_sh(pids, '$!')}\nwait\n"
+    )
+    (open_dir / "java").chmod(0o755)
+    (open_dir / "ktlint").write_text("not a jar\n")
+    runner = (
+        f"import asyncio, sys\nsys.executable = {TOOL_PYTHON!r}\n"
+        "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={str(open_dir / 'java')!r}, "
+        f"ktlint={str(open_dir / 'ktlint')!r}, timeout=900)\n"
+        f"asyncio.run(Toolchain(s).check_kotlin({KOTLIN!r}, within=600.0))\n"
+    )
+    gateway = subprocess.Popen(
+        [*_NOBODY, sys.executable, "-c", runner],
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])),
+        cwd=open_dir,
+    )
+    started = []
+    try:
+        for _ in range(3000):  # bounded by count: until the tool and its child have started
+            started = recorded(pids)
+            if len(started) == 2 or gateway.poll() is not None:
+                break
+            time.sleep(0.01)
+        assert len(started) == 2, gateway.poll()
+        gateway.kill()
+        gateway.wait(30)
+        assert all_gone(started, looks=1000), [p for p in started if alive(p)]
+    finally:
+        gateway.kill()
+        kill_all(recorded(pids))
