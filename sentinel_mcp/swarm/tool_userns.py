@@ -85,6 +85,7 @@ def _probe() -> int:
         return module
 
     files, network, pids = load("tool_files"), load("tool_network"), load("tool_pids")
+    os.close(os.pidfd_open(os.getpid()))  # how the namespace's init asks whether the supervisor is there
     own_user()
     pids.own_pids()
     child = os.fork()
