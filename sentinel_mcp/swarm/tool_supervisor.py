@@ -1,7 +1,7 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS M KEPT... N CGROUP_PROCS... TOOL ARGS...
+    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS PIDNS M KEPT... N CGROUP_PROCS... TOOL ARGS...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
@@ -26,8 +26,10 @@ nor move itself out of its cgroup (both the gateway's own).
 Before it runs the tool, on Linux, that first process takes a network namespace of its own when NETNS is 1
 (as root, before the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``;
 with M not ``-`` it takes its own view of the files, the M KEPT directories given back (as root, before the
-drop): ``tool_files.py``. One that fails
-is refused: the tool is not run.
+drop): ``tool_files.py``. With PIDNS 1 (and M not ``-``) the processes this one starts are in a pid
+namespace of their own: the tool's first process is its init, mounts the namespace's /proc, forks the tool and
+reaps, passing the tool's status on (``tool_pids.py``). PIDNS ``u`` (a gateway not root): the same, in a
+user namespace this process takes first (``tool_userns.py``). One that fails is refused: the tool is not run.
 """
 
 from __future__ import annotations
@@ -134,17 +136,22 @@ def launched(
     user: tuple[int, int] | None = None,
     network: bool = False,
     files: list[str] | None = None,
+    pids: bool = False,
+    users: bool = False,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
     process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
     ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
-    gateway's choice, never a path the models wrote)."""
+    gateway's choice, never a path the models wrote), and in a pid namespace of its own with ``pids`` (with
+    ``files`` only: its /proc is mounted in that view), all made in a user namespace of its own with ``users``
+    (a gateway not root)."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
-    netns = "1" if network else "0"
+    netns, pidns = "1" if network else "0", ("u" if users else "1") if pids and files is not None else "0"
     own = ["-"] if files is None else [str(len(files)), *files]
-    limits = [str(file_bytes), str(os.getpid()), *who, netns, *own, str(len(cgroup_procs)), *cgroup_procs]
+    limits = [str(file_bytes), str(os.getpid()), *who, netns, pidns, *own, str(len(cgroup_procs))]
+    limits += cgroup_procs
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
 
@@ -152,8 +159,8 @@ def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
     _cap(resource.RLIMIT_CORE, 0)
     user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
-    netns = argv[5] == "1"
-    kept, at = (None, 7) if argv[6] == "-" else (argv[7 : 7 + int(argv[6])], 7 + int(argv[6]))
+    netns, pidns, userns = argv[5] == "1", argv[6] in ("1", "u"), argv[6] == "u"
+    kept, at = (None, 8) if argv[7] == "-" else (argv[8 : 8 + int(argv[7])], 8 + int(argv[7]))
     n = int(argv[at])
     groups, tool = argv[at + 1 : at + 1 + n], argv[at + 1 + n :]
     linux = sys.platform.startswith("linux")
@@ -174,17 +181,34 @@ def main(argv: list[str]) -> int:
             return _refused("it could not be made the tool's subreaper")
     network = _module("tool_network") if linux else None
     files = _module("tool_files") if linux and kept is not None else None
+    pids = _module("tool_pids") if files is not None and pidns else None
     supervisor = os.getpid()
+    watched = os.pidfd_open(supervisor) if pids is not None else -1
+    if pids is not None:
+        try:
+            if userns:  # this process too: the pid namespace below is then owned by (made in) it
+                _module("tool_userns").own_user()
+                # a change of credentials may clear the tie to the gateway (kernels differ): made again
+                if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != int(argv[2]):
+                    return _refused("its parent could not be tied to it, or is gone")
+            pids.own_pids()  # this process stays where it is: what it forks next is the namespace's init
+        except OSError as e:
+            return _refused(str(e))
     child = os.fork()
     if child == 0:
         try:
             for procs in groups:
                 with open(procs, "w") as f:
-                    f.write(str(os.getpid()))
+                    f.write("0")  # this process (its pid in its own namespace is 1)
             if netns and network is not None:
                 network.own_network()  # made as root, before the drop
             if files is not None and kept is not None:
                 files.own_files(os.getcwd(), kept)
+            parent = supervisor
+            if pids is not None:
+                pids.own_proc()
+                _init(pids, prctl, watched)  # returns in the tool's own process only
+                parent = 1
             if user is not None:
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -192,7 +216,7 @@ def main(argv: list[str]) -> int:
             if network is not None and network.filter_here():
                 network.seal()
             # set after the drop: a change of user clears the parent-death signal
-            if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != supervisor):
+            if linux and (prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or os.getppid() != parent):
                 os._exit(126)
             os.execv(tool[0], tool)
         except BaseException as e:
@@ -205,10 +229,29 @@ def main(argv: list[str]) -> int:
     return code if code >= 0 else 128 - code
 
 
+def _init(pids: Any, prctl: Any, watched: int) -> None:
+    """As the pid namespace's init: tied to the supervisor (killed with it: the namespace, and all of the
+    tool, with it), fork the tool, whose process alone returns from here; this one reaps, then ends with the
+    tool's status."""
+    import select
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the supervisor's handler is not this process's
+    # its parent is outside the namespace (getppid says 0): whether it is still there is asked of its pidfd
+    poll = select.poll()
+    poll.register(watched, select.POLLIN)
+    if prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) != 0 or poll.poll(0):
+        os._exit(126)
+    os.close(watched)
+    tool = os.fork()
+    if tool == 0:
+        return
+    os._exit(pids.init(tool))
+
+
 def _module(name: str) -> Any:
-    """``tool_network.py`` or ``tool_files.py``, loaded by its path: this script runs with no path to the
-    package (``-I -S``), and the directory it is in holds modules named as the standard library's
-    (``profile``)."""
+    """``tool_network.py``, ``tool_files.py``, ``tool_pids.py`` or ``tool_userns.py``, loaded by its path:
+    this script runs with no path to the package (``-I -S``), and the directory it is in holds modules named
+    as the standard library's (``profile``)."""
     spec = importlib.util.spec_from_file_location(
         f"_sentinel_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     )

@@ -82,7 +82,8 @@ def runs_as_said(user: ToolUser | None) -> str:
         name = str(me)
     return (
         f"tools run as the gateway's own user {name} (uid {me}; not root, it cannot change user): they can "
-        "reach what that user can (its files, its other processes), no_new_privs set"
+        "reach what that user can (its files; its other processes unless a pid namespace hides them), "
+        "no_new_privs set"
     )
 
 

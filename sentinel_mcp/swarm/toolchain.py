@@ -33,7 +33,10 @@ from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.swarm.messages import Issue
 from sentinel_mcp.swarm.tool_files import files_here, files_said, kept_dirs
 from sentinel_mcp.swarm.tool_network import namespaces_here, network_said
+from sentinel_mcp.swarm.tool_pids import pids_here, pids_said
+from sentinel_mcp.swarm.tool_userns import users_here, users_said
 from sentinel_mcp.swarm.tool_reach import unreachable
+from sentinel_mcp.swarm.tool_sources import written
 from sentinel_mcp.swarm.tool_cgroup import NoToolCgroup, ToolCgroup, caps_said, tool_cgroup
 from sentinel_mcp.swarm.tool_supervisor import launched
 from sentinel_mcp.swarm.tool_leftovers import remove_left
@@ -128,9 +131,13 @@ class Toolchain:
             _found(s.ktlint, os.environ.get("SENTINEL_KTLINT"), KTLINT_IN_CHECKOUT) if s.kotlin else None
         )
         # each tool in a network namespace of its own, where this (root) gateway may make one
-        self.own_network = namespaces_here()
+        # (a gateway not root: all of them in a user namespace of the tool's own, where the machine lets it)
+        self.own_users = self.user is None and self.no_user is None and users_here()
+        self.own_network = namespaces_here() or self.own_users
         # and a view of the files of its own (read-only but its workspace; its own empty /tmp)
-        self.own_files = files_here()
+        self.own_files = files_here() or self.own_users
+        # and a pid namespace of its own, its /proc mounted in that view: it sees no other process
+        self.own_pids = self.own_files and (pids_here() or self.own_users)
         # a tool its user cannot reach would fail at every build as if the tool itself failed: not found
         self.unreached: list[str] = []
         for name, run in (("aapt", True), ("platform", False), ("java", True), ("ktlint", False)):
@@ -165,6 +172,9 @@ class Toolchain:
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))
+        notes.append(pids_said(self.own_pids))
+        if self.user is None and self.no_user is None:
+            notes.append(users_said(self.own_users))
         notes.append(
             "not checked here: Kotlin types and Android API use (no android.jar or current kotlinc in "
             "the package registries), Gradle builds (never run)"
@@ -192,11 +202,11 @@ class Toolchain:
         with tempfile.TemporaryDirectory(prefix="swarm-ktlint-") as tmp:
             root = Path(tmp)
             (root / ".editorconfig").write_text(_KTLINT_EDITORCONFIG)
-            for rel, text in files.items():
-                (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                (root / rel).write_text(text, encoding="utf-8")
+            names = written(root, files, report.issues)  # each name checked again: a refused one a BLOCKER
+            if not names:
+                return report
             code, out, err = await self._run(
-                [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *files],
+                [self.java, *self._jvm_caps(), "-jar", self.ktlint, "--reporter=json", "--relative", *names],
                 root,
                 within,
             )
@@ -262,10 +272,7 @@ class Toolchain:
             (root / "AndroidManifest.xml").write_text(manifest, encoding="utf-8")
             (root / "res").mkdir()
             (root / "gen").mkdir()
-            for rel, text in res.items():
-                target = root / "res" / rel.removeprefix("app/src/main/res/")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
+            written(root / "res", res, report.issues, under="app/src/main/res/")
             code, out, err = await self._run(
                 [
                     self.aapt,
@@ -373,6 +380,8 @@ class Toolchain:
                     ids,
                     self.own_network,
                     self._kept() if self.own_files else None,
+                    self.own_pids,
+                    self.own_users,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -25,6 +25,9 @@ from tests.swarm.support.tool_processes import (
     all_gone,
     alive,
     kill_all,
+    Recorded,
+    record_py,
+    record_sh,
     recorded,
     script_tools,
 )
@@ -43,7 +46,7 @@ def _python(body: str) -> str:
 
 
 def _record(pids: Path) -> str:
-    return f"open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')"
+    return record_py(pids)
 
 
 @needs_cgroup
@@ -104,7 +107,7 @@ async def test_a_memory_hog_is_stopped_at_the_memory_cap(tmp_path) -> None:
 DAEMONS = {
     # a process of its own session, started by a shell and left running when the tool answered
     "setsid": (
-        "#!/bin/sh\n{python} -c \"import os, time; os.setsid(); {record}; time.sleep(600)\" "
+        '#!/bin/sh\n{python} -c "import os, time; os.setsid(); {record}; time.sleep(600)" '
         "</dev/null >/dev/null 2>&1 &\nwhile [ ! -s {pids} ]; do sleep 0.01; done\necho '[]'\n"
     ),
     # the classic daemon: fork, setsid, fork again; the middle process ends, the grandchild is init's
@@ -147,8 +150,8 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path, cgroup) -> 
         pytest.skip("no cgroup is given to this process here")
     pids = tmp_path / "pids"
     script = (
-        f"#!/bin/sh\necho $$ >> {pids}\nsleep 600 &\necho $! >> {pids}\n"
-        f"{TOOL_PYTHON} -c \"import os, time; os.setsid(); {_record(pids)}; time.sleep(600)\" "
+        f"#!/bin/sh\n{record_sh(pids)}\nsleep 600 &\n{record_sh(pids, '$!')}\n"
+        f'{TOOL_PYTHON} -c "import os, time; os.setsid(); {_record(pids)}; time.sleep(600)" '
         "</dev/null >/dev/null 2>&1 &\nwait\n"
     )
     (tmp_path / "java").write_text(script)
@@ -164,7 +167,7 @@ async def test_nothing_a_tool_started_outlives_the_gateway(tmp_path, cgroup) -> 
         f"asyncio.run(Toolchain(s).check_kotlin({KOTLIN!r}, within=600.0))\n"
     )
     gateway = subprocess.Popen([sys.executable, "-c", runner], env=dict(os.environ, PYTHONPATH=os.getcwd()))
-    started: list[int] = []
+    started: list[Recorded] = []
     try:
         for _ in range(3000):  # bounded by count: until the script, its child and the daemon have started
             started = recorded(pids)

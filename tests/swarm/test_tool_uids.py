@@ -10,10 +10,18 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
+from tests.swarm.support.tool_processes import (
+    KOTLIN,
+    TOOL_PYTHON,
+    pid_here,
+    record_sh,
+    recorded,
+    script_tools,
+)
 
 from sentinel_mcp.swarm.tool_uids import lease_uid
 from sentinel_mcp.swarm.tool_user import NoToolUser
@@ -28,7 +36,7 @@ _LOOKS = 6000  # of a stand-in tool waiting for the other (bounded by count)
 
 # the other build's tool: says who it is, and waits (busy) until the attacker is done
 _VICTIM = (
-    "#!/bin/sh\necho $$ > {board}/victim.pid.tmp && mv {board}/victim.pid.tmp {board}/victim.pid\n"
+    "#!/bin/sh\n{record}\n"
     "for i in $(seq {looks}); do [ -e {board}/attacker.done ] && break; sleep 0.01; done\n"
     'echo "victim $(id -u) ended"\nexit 1\n'
 )
@@ -67,17 +75,33 @@ sys.exit(1)
 """
 
 
+async def _relayed(board: Path) -> None:
+    """The victim's pid as this machine sees it, given to the attacker: a root gateway's tool has a pid
+    namespace of its own, and its number there would name a process of the attacker's own."""
+    for _ in range(_LOOKS):
+        got = recorded(board / "victim.rec")
+        if got and (pid := pid_here(got[0])) is not None:
+            (board / "victim.pid.tmp").write_text(str(pid))
+            (board / "victim.pid.tmp").rename(board / "victim.pid")
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_a_tool_cannot_reach_another_builds_tool_running_at_once(tmp_path) -> None:
     board = tmp_path / "board"
     board.mkdir()
     board.chmod(0o1777)
     # both tools' programs in one directory, given back to each under its own /tmp (``tool_files.py``)
-    victim = script_tools(tmp_path, _VICTIM.format(board=board, looks=_LOOKS), name="victim")
+    victim = script_tools(
+        tmp_path,
+        _VICTIM.format(board=board, looks=_LOOKS, record=record_sh(board / "victim.rec")),
+        name="victim",
+    )
     attacker = script_tools(
         tmp_path, _ATTACKER.format(python=TOOL_PYTHON, board=str(board), looks=_LOOKS), name="attacker"
     )
-    theirs, mine = await asyncio.wait_for(
-        asyncio.gather(victim.check_kotlin(KOTLIN), attacker.check_kotlin(KOTLIN)), 80
+    theirs, mine, _ = await asyncio.wait_for(
+        asyncio.gather(victim.check_kotlin(KOTLIN), attacker.check_kotlin(KOTLIN), _relayed(board)), 80
     )
     ran = " ".join(mine.notes)
     assert "BROKE" not in ran, ran

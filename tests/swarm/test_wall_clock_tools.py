@@ -8,13 +8,13 @@ not checked), and the build ends FAILED at the cap."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from mcp import Client
 from tests.swarm.support.scripted_model import SPEC
 from tests.swarm.support.swarm_fixtures import FAST_OPENAI
+from tests.swarm.support.tool_processes import alive, record_sh, recorded
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
@@ -26,7 +26,7 @@ def _stuck_java(tmp_path: Path) -> tuple[Path, Path]:
     """A ``java`` that records its pid and never answers; a stand-in ktlint jar beside it."""
     pids = tmp_path / "java.pids"
     java = tmp_path / "java"
-    java.write_text(f"#!/bin/sh\necho $$ >> {pids}\nexec sleep 600\n")
+    java.write_text(f"#!/bin/sh\n{record_sh(pids)}\nexec sleep 600\n")
     java.chmod(0o755)
     jar = tmp_path / "ktlint"
     jar.write_text("not a jar: never read\n")
@@ -58,8 +58,6 @@ async def test_a_hung_verification_tool_is_stopped_at_the_builds_wall_clock_cap(
     assert not done.is_error, done.content[0].text
     assert done.structured_content["state"] == "FAILED"
     assert done.structured_content["error"] == "wall-clock limit of 3 s reached"
-    started = [int(p) for p in (tmp_path / "java.pids").read_text().split()]
+    started = recorded(tmp_path / "java.pids")
     assert started  # the tool did run, and was stopped: none of its processes is left
-    for pid in started:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert not any(alive(p) for p in started)

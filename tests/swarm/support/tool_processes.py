@@ -42,11 +42,50 @@ def script_tools(
     return Toolchain(settings)
 
 
-def recorded(pids: Path) -> list[int]:
-    return [int(p) for p in pids.read_text().split()] if pids.exists() else []
+# a process a stand-in tool recorded: its pid namespace (``pid:[N]``) and its pid there. A root gateway's tool
+# has a pid namespace of its own (``tool_supervisor.py``): its number alone would name another process here
+# (1: this machine's init), so each is found again through its namespace, never signalled by number alone.
+Recorded = tuple[str, int]
 
 
-def alive(pid: int) -> bool:
+def record_sh(pids: Path, pid: str = "$$") -> str:
+    """The shell line a stand-in tool records a process of its with (``$$``, ``$!``)."""
+    return f'echo "$(readlink /proc/self/ns/pid) {pid}" >> {pids}'
+
+
+def record_py(pids: Path) -> str:
+    """The Python statement a stand-in tool's process records itself with (``os`` imported)."""
+    return f"open({str(pids)!r}, 'a').write(os.readlink('/proc/self/ns/pid') + ' %d\\n' % os.getpid())"
+
+
+def recorded(pids: Path) -> list[Recorded]:
+    if not pids.exists():
+        return []
+    lines = [line.split() for line in pids.read_text().splitlines()]
+    return [(ns, int(pid)) for ns, pid in (p for p in lines if len(p) == 2)]
+
+
+def pid_here(process: Recorded) -> int | None:
+    """The pid in this test's namespace of a recorded process; None when none runs (its namespace gone)."""
+    ns, pid = process
+    if ns == os.readlink("/proc/self/ns/pid"):
+        return pid
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{name}/ns/pid") != ns:
+                continue
+            for line in Path(f"/proc/{name}/status").read_text().splitlines():
+                if line.startswith("NSpid:") and int(line.split()[-1]) == pid:
+                    return int(name)
+    return None
+
+
+def alive(process: Recorded) -> bool:
+    pid = pid_here(process)
+    if pid is None:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -57,18 +96,20 @@ def alive(pid: int) -> bool:
     return False
 
 
-def all_gone(pids: list[int], looks: int = 200) -> bool:
-    """Whether every pid has ended, looked at up to ``looks`` times: a killed process closes its files (the
-    pipes' end the swarm waits for) before the kernel marks it exited, so right after the swarm returns it
-    may still read as running for a moment on a loaded machine."""
+def all_gone(processes: list[Recorded], looks: int = 200) -> bool:
+    """Whether every recorded process has ended, looked at up to ``looks`` times: a killed process closes its
+    files (the pipes' end the swarm waits for) before the kernel marks it exited, so right after the swarm
+    returns it may still read as running for a moment on a loaded machine."""
     for _ in range(looks):
-        if not any(alive(p) for p in pids):
+        if not any(alive(p) for p in processes):
             return True
         time.sleep(0.02)
     return False
 
 
-def kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+def kill_all(processes: list[Recorded]) -> None:
+    for process in processes:
+        pid = pid_here(process)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
