@@ -73,8 +73,9 @@ asyncio.run(main())
 
 
 def run(tree: Path) -> float:
+    # cwd: ``python -c`` puts the working directory ahead of PYTHONPATH (else the caller's tree is measured)
     out = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "PYTHONPATH": str(tree)}, check=True)
+                         env={**os.environ, "PYTHONPATH": str(tree)}, cwd=tree, check=True)
     return float(json.loads(out.stdout.strip().splitlines()[-1])["us"])
 
 

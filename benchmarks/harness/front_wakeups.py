@@ -60,8 +60,10 @@ class Http:
 
 
 class Stdio:
-    def __init__(self, argv: list[str], env: dict[str, str], tool: str) -> None:
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    def __init__(self, argv: list[str], env: dict[str, str], tool: str, cwd: Path | None = None) -> None:
+        # ``cwd``: the tree measured; ``python -m`` puts the working directory ahead of PYTHONPATH, so a
+        # gateway started elsewhere would import the caller's tree instead
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd,
                                      stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         self.pid, self.n, self.body = self.proc.pid, 0, call_body(tool)
 
@@ -120,7 +122,7 @@ def main() -> None:
         targets: dict[str, Http | Stdio] = {
             "toolbox, stdio": Stdio([sys.executable, TOOLBOX], env, "noop"),
             "toolbox, HTTP": Http(up, "noop", procs[0].pid),
-            "Sentinel, stdio": Stdio(serve, gw_env, "tb__noop"),
+            "Sentinel, stdio": Stdio(serve, gw_env, "tb__noop", cwd=tree),
             "Sentinel, HTTP": Http(port, "tb__noop", procs[1].pid)}
         procs += [t.proc for t in targets.values() if isinstance(t, Stdio)]
         for target in targets.values():

@@ -131,7 +131,7 @@ def gateways(tree: Path, sync: str, data: str, rulebase: str | None
         cfg.chmod(0o600)
         serve = [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve"]
         if front == "stdio":
-            made[front] = Stdio(serve, env, "tb__noop")
+            made[front] = Stdio(serve, env, "tb__noop", cwd=tree)
             procs.append(made[front].proc)
         else:
             port = free_port()
