@@ -42,7 +42,7 @@ from sentinel_mcp.gateway.relayed_roots import NARROWED, relayed_roots
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
-from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
+from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, refused_kind
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -76,6 +76,8 @@ class PushRelays:
     _waiting_pushes: PushShares  # those by principal (push_shares.py)
     pushes_refused = 0  # refused at that bound or their call's (``MAX_QUESTIONS_PER_CALL``), since the start
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
+    # the connection may carry the calls of more than one principal: no roots on it (``relay_permits``)
+    shared = False
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
@@ -151,9 +153,9 @@ class PushRelays:
             self._unattributed(what, refused.message)
             return refused
         flight, link = target
-        if kind not in permitted_relays(self.target):
+        why = refused_kind(self.name, self.target, kind, self.shared)
+        if why is not None:
             self.pushes_not_permitted += 1
-            why = not_permitted(self.name, kind)
             log.info("upstream %s: %s refused: %s", self.name, what, why)
             await self._refused_push(link, kind, "not_permitted", f"sentinel: {what} refused: {why}")
             return refusal(what, why)
