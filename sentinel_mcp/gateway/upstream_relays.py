@@ -59,6 +59,8 @@ MAX_PUSHES_WAITING = 64
 LOG_DATA_BYTES = 16_000
 # a log line's logger name kept while it waits: a name, never the megabytes a line may hold (256 may wait)
 LOGGER_BYTES = 200
+# the audit cause of a request refused as tied to no call Sentinel could prove it belongs to
+UNATTRIBUTED = "unattributed"
 
 
 class PushRelays:
@@ -151,6 +153,11 @@ class PushRelays:
         if target is None:
             refused = self._unrouted(what)
             self._unattributed(what, refused.message)
+            # audited with the call it names exactly (ended), else with none: never a guessed principal's
+            hook, ended = self.hooks.push_refused, CURRENT_LINK.get()
+            if hook is not None:
+                await hook(cast("Upstream", self), kind, UNATTRIBUTED, refused.message,
+                           ended.call_of if ended is not None else None)
             return refused
         flight, link = target
         why = refused_kind(self.name, self.target, kind, self.shared)
@@ -251,8 +258,8 @@ class PushRelays:
         (``relayed_roots``); what was left out goes into the call's audit row before the upstream hears."""
         relayed = relayed_roots(answer)
         hook = self.hooks.push_refused
+        call = link.call_of if link is not None else None
         if relayed.why is not None and hook is not None:
-            call = link.call_of if link is not None else None
             await hook(cast("Upstream", self), ROOTS, NARROWED, f"sentinel: {relayed.why}", call)
         return relayed.answer
 
