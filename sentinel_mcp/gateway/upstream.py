@@ -341,6 +341,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                     self.callers.reset()  # a new connection: nothing called on it can push
+                    self.roots_given_to = None  # nor was it given any roots
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()

@@ -25,6 +25,7 @@ from mcp.types import (
     ErrorData,
     ListRootsResult,
     LoggingMessageNotificationParams,
+    RootsListChangedNotification,
 )
 
 from sentinel_mcp.core.asking import marked
@@ -80,6 +81,8 @@ class PushRelays:
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
     # the connection may carry the calls of more than one principal: no roots on it (``relay_permits``)
     shared = False
+    roots_given_to: str | None = None  # whose roots this connection was given last (``roots_changed``)
+    _tg: anyio.abc.TaskGroup | None
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
@@ -261,7 +264,30 @@ class PushRelays:
         call = link.call_of if link is not None else None
         if relayed.why is not None and hook is not None:
             await hook(cast("Upstream", self), ROOTS, NARROWED, f"sentinel: {relayed.why}", call)
+        if isinstance(relayed.answer, ListRootsResult):  # its principal's next change of roots is told here
+            self.roots_given_to = call.principal if call is not None else None
         return relayed.answer
+
+    def roots_changed(self, principal: str) -> bool:
+        """A client of ``principal`` said its roots changed: told to this connection when it was given that
+        principal's roots (only a connection serving one principal is: ``relay_permits``), once per roots
+        given: a flood of changes is one notice, and a connection that never asked hears none. The upstream
+        asks again during a call (the calling client's roots). Sent in the connection's own tasks, never
+        holding the client's connection up; True when one was sent."""
+        client, tg = self.client, self._tg
+        if self.roots_given_to != principal or client is None or tg is None or self.modern:
+            return False
+        self.roots_given_to = None
+
+        async def tell() -> None:
+            with anyio.move_on_after(self.target.timeout):
+                try:
+                    await client.session.send_notification(RootsListChangedNotification())
+                except Exception as e:  # noqa: BLE001 - a connection ending: its next one is asked afresh
+                    log.debug("upstream %s: roots/list_changed not sent: %s", self.name, describe_error(e))
+
+        tg.start_soon(tell)
+        return True
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -76,6 +77,8 @@ async def _shared_attack(tmp: Path, server: dict[str, Any], mode: str) -> None:
             assert await _said(bob, "rl__remembered") == ""  # nothing of alice's kept for bob
             assert "/home/alice" not in text(asked), text(asked)
             assert await _said(alice, "rl__declared") == "none"  # told of no roots to ask for
+            await alice.session.send_roots_list_changed()  # nor of any change of them
+            assert await _said(bob, "rl__heard") == "0"
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -91,6 +94,13 @@ async def test_each_principals_own_session_gets_its_own_roots(tmp_path, mode):
             if mode == "legacy":  # a 2026-era client answers in its next round: the tool asks by push here
                 assert await _said(bob, "rl__roots") == "file:///home/bob"
             assert await _said(alice, "rl__remembered") == "file:///home/alice"
+            # alice's change of roots is told to her own session alone (bob's connection never hears it)
+            for _ in range(100):
+                await alice.session.send_roots_list_changed()
+            with anyio.fail_after(30):
+                while await _said(alice, "rl__heard") != "1":
+                    await anyio.sleep(0.01)
+            assert await _said(bob, "rl__heard") == "0"
 
 
 def test_roots_are_relayed_only_on_a_connection_serving_one_principal():
