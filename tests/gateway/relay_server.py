@@ -116,8 +116,10 @@ def build_server() -> Server:
             said = (params.input_responses or {}).get("r")  # the 2026 era asks by input request
             if said is None:
                 return InputRequiredResult(input_requests={"r": ListRootsRequest()}, request_state="r1")
-            return _text(json.dumps(said if isinstance(said, dict) else said.model_dump(
-                mode="json", by_alias=True, exclude_none=True)))
+            answer = said if isinstance(said, dict) else said.model_dump(
+                mode="json", by_alias=True, exclude_none=True)
+            remembered[:] = [str(root.get("uri")) for root in answer.get("roots", [])]
+            return _text(json.dumps(answer))
         tag = (params.arguments or {}).get("tag", "")
         related = ctx.request_id
         try:

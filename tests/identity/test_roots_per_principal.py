@@ -56,10 +56,11 @@ async def _said(client: Client, tool: str) -> str:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-@pytest.mark.parametrize("transport", ["stdio", "http", "stdio-explicit"])
+@pytest.mark.parametrize("transport", ["stdio", "http", "stdio-explicit", "stdio-2026"])
 async def test_a_shared_upstream_never_holds_one_principals_roots_for_another(tmp_path, transport, mode):
     """The attack: alice's call lets the shared upstream ask for roots; bob's call then reads what it kept.
-    ``stdio-explicit``: its config lists "roots" in ``relays``: still not relayed on a shared connection."""
+    ``stdio-explicit``: its config lists "roots" in ``relays``: still not relayed on a shared connection.
+    ``stdio-2026``: a 2026-era upstream asks by input request, refused with the reason."""
     if transport == "http":
         with served_http(RELAY) as url:
             await _shared_attack(tmp_path, {"url": url}, mode)
@@ -67,15 +68,20 @@ async def test_a_shared_upstream_never_holds_one_principals_roots_for_another(tm
     server: dict[str, Any] = {"command": sys.executable, "args": [RELAY]}
     if transport == "stdio-explicit":
         server["relays"] = ["elicitation", "sampling", "roots"]
-    await _shared_attack(tmp_path, server, mode)
+    if transport == "stdio-2026":
+        server["args"] = [RELAY, "--modern-only"]
+    await _shared_attack(tmp_path, server, mode, modern=transport == "stdio-2026")
 
 
-async def _shared_attack(tmp: Path, server: dict[str, Any], mode: str) -> None:
+async def _shared_attack(tmp: Path, server: dict[str, Any], mode: str, modern: bool = False) -> None:
     with http_sentinel(_config(tmp, {"rl": server})) as (base, _proc):
         async with _client(base, ALICE, "alice", mode) as alice, _client(base, BOB, "bob", "legacy") as bob:
-            asked = await alice.call_tool("rl__roots", {})
+            asked = await alice.call_tool("rl__roots_json" if modern else "rl__roots", {})
             assert await _said(bob, "rl__remembered") == ""  # nothing of alice's kept for bob
             assert "/home/alice" not in text(asked), text(asked)
+            if modern:  # refused with its reason (a handshake-era one is answered as by a client without)
+                assert asked.is_error and "serves more than one principal" in text(asked), text(asked)
+                return
             assert await _said(alice, "rl__declared") == "none"  # told of no roots to ask for
             await alice.session.send_roots_list_changed()  # nor of any change of them
             assert await _said(bob, "rl__heard") == "0"
