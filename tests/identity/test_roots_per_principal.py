@@ -13,6 +13,7 @@ on that principal's own session. A real Sentinel over HTTP, real upstreams over 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from mcp.types import ListRootsResult, Root
 
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.gateway.relay_permits import ALL, ROOTS, connection_relays
+from sentinel_mcp.gateway.upstream_manager import UpstreamManager
 from tests.gateway.helpers import served_http
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
@@ -118,3 +120,27 @@ def test_roots_are_relayed_only_on_a_connection_serving_one_principal():
         assert ROOTS not in connection_relays(target, shared=True)
     both = StdioServer(command="x", relays=["sampling", "roots"])
     assert connection_relays(both, shared=True) == {"sampling"}
+
+
+@pytest.mark.parametrize("relays", [None, ["elicitation", "roots"], ["elicitation"]])
+def test_a_shared_upstream_says_once_at_start_that_it_gets_no_roots(caplog, relays):
+    """The migration's message: a server another principal may reach, which would have roots were it one
+    principal's, is named in the log as it is added (a warning when its config lists "roots"), and the
+    way out named; a server kept per principal declares roots on each principal's own session."""
+    manager = UpstreamManager()
+    manager.others_may_call = lambda _name: True
+    caplog.set_level(logging.INFO, logger="sentinel_mcp.gateway.upstream")
+    shared = manager.add("rl", StdioServer(command="x", relays=relays))
+    assert shared.shared and "list_roots_callback" not in shared._callbacks()
+    said = [r for r in caplog.records if "no roots declared" in r.getMessage()]
+    if relays == ["elicitation"]:  # it may not have roots anyway: nothing to say
+        assert said == []
+    else:
+        assert len(said) == 1 and '"isolation": "per_principal"' in said[0].getMessage()
+        assert said[0].levelno == (logging.WARNING if relays else logging.INFO)
+    caplog.clear()
+    kept = manager.add("own", StdioServer(command="x", relays=relays, isolation="per_principal"))
+    assert not [r for r in caplog.records if "no roots declared" in r.getMessage()]
+    assert kept.shared and "list_roots_callback" not in kept._callbacks()  # the catalog's: no one's calls
+    alices = kept._principal_session("alice")
+    assert not alices.shared and ("list_roots_callback" in alices._callbacks()) == (relays != ["elicitation"])
