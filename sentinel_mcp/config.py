@@ -95,9 +95,9 @@ class ServerCommon(_Strict, SessionIsolation, ArgumentForwarding):  # config_iso
     # None: a process Sentinel starts or a server on loopback, yes; a server beyond loopback, no (its hints
     # are dropped: gateway/annotation_trust.py)
     trust_annotations: bool | None = Field(None, strict=True)
-    # what this server may ask the client through Sentinel while it works on a call: "elicitation" (a question
-    # to the user), "sampling" (a completion of the client's model), "roots" (the client's roots). None: all
-    # three for a process Sentinel starts or a server on loopback; a server beyond loopback (someone else's
+    # what this server may ask the client through Sentinel during a call: "elicitation" (a question to the
+    # user), "sampling" (the client's model), "roots" (only ever on a connection serving one principal). None:
+    # all three for a process Sentinel starts or a server on loopback; a server beyond loopback (another's
     # service) may only ask questions (gateway/relay_permits.py)
     relays: list[Literal["elicitation", "sampling", "roots"]] | None = None
     # the most tokens this server's sampling request may have the client's model write (the user's quota): a

@@ -231,6 +231,11 @@ class FrontPort(GatewayPort, Protocol):
         """Relay ``logging/setLevel`` (every line, once any client set a level) to each upstream not at it."""
         ...
 
+    def roots_changed(self, principal: str) -> None:
+        """A client of ``principal`` said its roots changed: told to each upstream connection that was given
+        that principal's roots (``PushRelays.roots_changed``)."""
+        ...
+
     def on_upstream_notices(
         self,
         resource_updated: Callable[[str, str, str | None], Awaitable[None]],

@@ -326,6 +326,12 @@ class CatalogView:
                 except Exception as e:  # noqa: BLE001 - one upstream's logging never fails the client's request
                     log.info("upstream %s: log level not applied: %s", up.name, e)
 
+    def roots_changed(self, principal: str) -> None:
+        for up in list(self.manager.upstreams.values()):
+            own = up.principals.open().get(principal) if up.principals is not None else up
+            if own is not None and own.roots_changed(principal):
+                log.debug("upstream %s: told its roots changed", up.name)
+
     def on_upstream_notices(
         self,
         resource_updated: Callable[[str, str, str | None], Awaitable[None]],

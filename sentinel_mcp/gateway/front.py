@@ -152,6 +152,7 @@ class Front(CatalogRequests, HeldRounds, ListChangedFanOut):
             on_unsubscribe_resource=u.unsubscribe,
             on_completion=u.complete,
             on_set_logging_level=u.set_level,
+            on_roots_list_changed=u.roots_changed,
         )
         self.server.add_notification_handler(
             "notifications/initialized", NotificationParams, self._on_initialized

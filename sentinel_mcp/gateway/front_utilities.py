@@ -13,6 +13,8 @@
   that principal's session's: subscribed there, once per URI and principal, and its updates go to that
   principal's subscribers and listen streams only (``principal_bus``).
 - ``notifications/elicitation/complete``: to the client that got the URL elicitation.
+- ``notifications/roots/list_changed`` from a client: to each upstream connection given its principal's roots
+  since it was last told (``PushRelays.roots_changed``: one notice per roots given, whatever the flood).
 
 Each request reaches only upstreams the caller's principal may read (``Principal.may_read``: it may use the
 server and reach every tool of it): a prompt, template or resource of another is as unknown to it as one that
@@ -106,6 +108,11 @@ class FrontUtilities:
         self.levels.set(ctx, params.level)  # this connection's floor (``front_link.CallerLink.log``)
         await self.port.set_log_level(RELAYED_LEVEL)  # each upstream's failure is logged, not raised
         return EmptyResult()
+
+    # ------------------------------------------------------------------ roots
+    async def roots_changed(self, ctx: ServerRequestContext, params: object) -> None:
+        """``notifications/roots/list_changed``: told only to connections given this principal's roots."""
+        self.port.roots_changed(self.principal_of(ctx).name)
 
     # ------------------------------------------------------------------ completion
     async def complete(self, ctx: ServerRequestContext, params: CompleteRequestParams) -> CompleteResult:

@@ -50,8 +50,9 @@ class PushRefusals:
         self.summarized = 0  # of which were written in a summary row
 
     async def record(self, upstream: str, kind: str, cause: str, why: str, call: CallOf | None) -> None:
-        """One refused push (``cause``: "not_permitted", "too_many_waiting", "too_many_questions" or
-        "too_large", ``sampling_bounds``);
+        """One refused push (``cause``: "not_permitted", "too_many_waiting", "too_many_questions",
+        "too_large", ``sampling_bounds``, or "unattributed": tied to no call it could be proved to belong to,
+        ``call`` then None unless it named one that has ended);
         written at once while the upstream's window has room, else counted."""
         self.total += 1
         now = time.monotonic()

@@ -50,6 +50,8 @@ from sentinel_mcp.gateway.fair_slots import FairSlots
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
+from sentinel_mcp.gateway.relay_permits import ROOTS, connection_relays, shared_roots_refused
+from sentinel_mcp.gateway.relay_permits import permitted_relays
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import (
@@ -202,19 +204,39 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
 
     # ------------------------------------------------------------------ connection supervisor
     def _callbacks(self) -> dict[str, Any]:
-        return dict(
+        callbacks = dict(
             elicitation_callback=self._on_elicit,
             sampling_callback=self._on_sample,
             list_roots_callback=self._on_roots,
             logging_callback=self._on_log,
             message_handler=self._on_message,
         )
+        if ROOTS not in self.relays_here:
+            # no roots declared on a connection serving several principals: the SDK answers a roots request
+            # on it "not supported", and a 2026-era one is refused with its reason (relay_permits.py)
+            del callbacks["list_roots_callback"]
+        return callbacks
+
+    @property
+    def relays_here(self) -> frozenset[str]:
+        """What this server may ask on this connection (relay_permits.py)."""
+        return connection_relays(self.target, self.shared)
 
     def share_slots(self, others: bool) -> None:
         """``others``: a principal besides the owner may call this upstream; one alone then leaves a
-        ``max_in_flight`` slot for the next to arrive (fair_slots.py)."""
+        ``max_in_flight`` slot for the next to arrive (fair_slots.py), and the connection is told of no roots
+        (relay_permits.py; a principal's own session, ``per_principal``, is: its connection serves one). The
+        catalog's session of a ``per_principal`` server serves no principal's call: it is told of none."""
         if self._slots is not None:
             self._slots.shared = others
+        self.shared = others or self.principals is not None
+        # roots it would have were it one principal's: said once, so a server that needs them is understood
+        if others and self.principals is None and ROOTS in permitted_relays(self.target) and (
+            ROOTS not in self.relays_here
+        ):
+            listed = ROOTS in (getattr(self.target, "relays", None) or ())
+            log.log(logging.WARNING if listed else logging.INFO, "upstream %s: no roots declared: %s",
+                    self.name, shared_roots_refused(self.name))
 
     def _principal_session(self, principal: str) -> "Upstream":
         """A new session of this upstream for ``principal``: the catalog is this one's, not its (its list
@@ -319,6 +341,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                     self.callers.reset()  # a new connection: nothing called on it can push
+                    self.roots_given_to = None  # nor was it given any roots
                     self.client = client
                     self._mode = mode
                     await self._apply_log_level()

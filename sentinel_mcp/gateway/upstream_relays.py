@@ -25,6 +25,7 @@ from mcp.types import (
     ErrorData,
     ListRootsResult,
     LoggingMessageNotificationParams,
+    RootsListChangedNotification,
 )
 
 from sentinel_mcp.core.asking import marked
@@ -42,7 +43,7 @@ from sentinel_mcp.gateway.relayed_roots import NARROWED, relayed_roots
 from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
-from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, not_permitted, permitted_relays
+from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, refused_kind
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ MAX_PUSHES_WAITING = 64
 LOG_DATA_BYTES = 16_000
 # a log line's logger name kept while it waits: a name, never the megabytes a line may hold (256 may wait)
 LOGGER_BYTES = 200
+# the audit cause of a request refused as tied to no call Sentinel could prove it belongs to
+UNATTRIBUTED = "unattributed"
 
 
 class PushRelays:
@@ -76,6 +79,10 @@ class PushRelays:
     _waiting_pushes: PushShares  # those by principal (push_shares.py)
     pushes_refused = 0  # refused at that bound or their call's (``MAX_QUESTIONS_PER_CALL``), since the start
     pushes_not_permitted = 0  # refused as a kind the server may not send (``relay_permits``), since the start
+    # the connection may carry the calls of more than one principal: no roots on it (``relay_permits``)
+    shared = False
+    roots_given_to: str | None = None  # whose roots this connection was given last (``roots_changed``)
+    _tg: anyio.abc.TaskGroup | None
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
@@ -149,11 +156,16 @@ class PushRelays:
         if target is None:
             refused = self._unrouted(what)
             self._unattributed(what, refused.message)
+            # audited with the call it names exactly (ended), else with none: never a guessed principal's
+            hook, ended = self.hooks.push_refused, CURRENT_LINK.get()
+            if hook is not None:
+                await hook(cast("Upstream", self), kind, UNATTRIBUTED, refused.message,
+                           ended.call_of if ended is not None else None)
             return refused
         flight, link = target
-        if kind not in permitted_relays(self.target):
+        why = refused_kind(self.name, self.target, kind, self.shared)
+        if why is not None:
             self.pushes_not_permitted += 1
-            why = not_permitted(self.name, kind)
             log.info("upstream %s: %s refused: %s", self.name, what, why)
             await self._refused_push(link, kind, "not_permitted", f"sentinel: {what} refused: {why}")
             return refusal(what, why)
@@ -249,10 +261,33 @@ class PushRelays:
         (``relayed_roots``); what was left out goes into the call's audit row before the upstream hears."""
         relayed = relayed_roots(answer)
         hook = self.hooks.push_refused
+        call = link.call_of if link is not None else None
         if relayed.why is not None and hook is not None:
-            call = link.call_of if link is not None else None
             await hook(cast("Upstream", self), ROOTS, NARROWED, f"sentinel: {relayed.why}", call)
+        if isinstance(relayed.answer, ListRootsResult):  # its principal's next change of roots is told here
+            self.roots_given_to = call.principal if call is not None else None
         return relayed.answer
+
+    def roots_changed(self, principal: str) -> bool:
+        """A client of ``principal`` said its roots changed: told to this connection when it was given that
+        principal's roots (only a connection serving one principal is: ``relay_permits``), once per roots
+        given: a flood of changes is one notice, and a connection that never asked hears none. The upstream
+        asks again during a call (the calling client's roots). Sent in the connection's own tasks, never
+        holding the client's connection up; True when one was sent."""
+        client, tg = self.client, self._tg
+        if self.roots_given_to != principal or client is None or tg is None or self.modern:
+            return False
+        self.roots_given_to = None
+
+        async def tell() -> None:
+            with anyio.move_on_after(self.target.timeout):
+                try:
+                    await client.session.send_notification(RootsListChangedNotification())
+                except Exception as e:  # noqa: BLE001 - a connection ending: its next one is asked afresh
+                    log.debug("upstream %s: roots/list_changed not sent: %s", self.name, describe_error(e))
+
+        tg.start_soon(tell)
+        return True
 
     async def _on_log(self, params: LoggingMessageNotificationParams) -> None:
         target = self._push_target()

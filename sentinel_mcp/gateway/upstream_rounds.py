@@ -95,7 +95,7 @@ async def _rounds(
     rounds = 0
     while isinstance(result, InputRequiredResult):
         # a request the server may not send is relayed to no one, on either era's client (relay_permits)
-        refused = unpermitted_request(up.name, up.target, result.input_requests)
+        refused = unpermitted_request(up.name, up.target, result.input_requests, up.shared)
         if refused is not None:
             up.pushes_not_permitted += 1
             return Unrelayed(refused)

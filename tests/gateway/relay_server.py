@@ -91,6 +91,8 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("link_echo", "URL-mode elicitation; says the action and the content it was answered with"),
     ("between", "Asks as reading relay://between does, naming no call (over HTTP: on the standalone stream)"),
     ("heard", "How many notifications/roots/list_changed this server has heard"),
+    ("remembered", "The roots the last roots answer gave, as a server that caches its roots keeps them"),
+    ("declared", "Whether the client (Sentinel) declared the roots capability"),
 )]
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
@@ -102,6 +104,7 @@ def _text(value: str, error: bool = False) -> CallToolResult:
 def build_server() -> Server:
     watchers: list[Any] = []
     roots_changed: list[object] = []
+    remembered: list[str] = []  # the roots last given: kept and used for whoever calls next
 
     async def list_tools(ctx: ServerRequestContext, params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(tools=TOOLS)
@@ -113,8 +116,10 @@ def build_server() -> Server:
             said = (params.input_responses or {}).get("r")  # the 2026 era asks by input request
             if said is None:
                 return InputRequiredResult(input_requests={"r": ListRootsRequest()}, request_state="r1")
-            return _text(json.dumps(said if isinstance(said, dict) else said.model_dump(
-                mode="json", by_alias=True, exclude_none=True)))
+            answer = said if isinstance(said, dict) else said.model_dump(
+                mode="json", by_alias=True, exclude_none=True)
+            remembered[:] = [str(root.get("uri")) for root in answer.get("roots", [])]
+            return _text(json.dumps(answer))
         tag = (params.arguments or {}).get("tag", "")
         related = ctx.request_id
         try:
@@ -130,6 +135,7 @@ def build_server() -> Server:
 
                 r = await ctx.session.send_request(ListRootsRequest(), ListRootsResult,
                                                    metadata=ServerMessageMetadata(related_request_id=related))
+                remembered[:] = [str(root.uri) for root in r.roots]
                 if params.name == "roots_json":
                     return _text(r.model_dump_json(by_alias=True, exclude_none=True))
                 return _text(",".join(str(root.uri) for root in r.roots))
@@ -156,6 +162,11 @@ def build_server() -> Server:
                 r = await ctx.session.elicit_url("Open", "https://example.com/x", f"echo-{tag}",
                                                  related_request_id=related)
                 return _text(f"link_echo:{r.action}:{r.content!r}")
+            if params.name == "remembered":
+                return _text(",".join(remembered))
+            if params.name == "declared":
+                caps = ctx.session.client_capabilities
+                return _text("roots" if caps is not None and caps.roots is not None else "none")
             if params.name == "heard":
                 return _text(str(len(roots_changed)))
             if params.name == "between":

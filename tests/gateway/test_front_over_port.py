@@ -114,6 +114,9 @@ class PortDouble:
     async def set_log_level(self, level: str | None) -> None:
         return None
 
+    def roots_changed(self, principal: str) -> None:
+        return None
+
     def on_upstream_notices(self, resource_updated: Callable[[str, str, str | None], Awaitable[None]],
                             elicit_complete: Callable[[str, str, str | None], Awaitable[None]]) -> None:
         self.notices = (resource_updated, elicit_complete)

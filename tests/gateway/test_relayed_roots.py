@@ -145,10 +145,12 @@ async def test_a_hostile_clients_roots_reach_the_upstream_rebuilt_and_bounded(da
     assert f"past the first {MAX_ROOTS}" in reasons, reasons
 
 
-async def test_a_clients_flood_of_roots_list_changed_reaches_no_upstream(data_dir):
-    """A client's ``notifications/roots/list_changed`` names its own roots, which an upstream learns only
-    by asking during a call (the calling client's, rebuilt: above): 10,000 of them are dropped at the
-    gateway, the upstream hears none (never one client's change as another's), and calls go on."""
+async def test_a_clients_flood_of_roots_list_changed_is_one_notice_per_roots_given(data_dir):
+    """A client's ``notifications/roots/list_changed`` says its roots changed; an upstream that was given
+    them (it keeps them) is told, once per roots given: 10,000 before it asked are dropped at the gateway
+    (it knows no roots to be stale), 10,000 after it asked are one notice, and one more comes only after it
+    asked again. Calls go on meanwhile. (Before, none was ever forwarded: an upstream went on acting on a
+    folder the user had taken out of the workspace.)"""
     server = {"command": sys.executable, "args": [RELAY]}
 
     async def roots(ctx: Any) -> ListRootsResult:
@@ -156,9 +158,7 @@ async def test_a_clients_flood_of_roots_list_changed_reaches_no_upstream(data_di
 
     async with Client(build_server(), mode="legacy", list_roots_callback=roots) as direct:
         await direct.session.send_roots_list_changed()  # the upstream counts what it hears, directly
-        with anyio.fail_after(10):
-            while (await direct.call_tool("heard", {})).content[0].text != "1":
-                await anyio.sleep(0.01)
+        await _heard(direct, "heard", "1")
 
     async with running_gateway(make_config(data_dir, servers={"rl": server})) as rt:
         up = rt.manager.upstreams["rl"]
@@ -168,5 +168,21 @@ async def test_a_clients_flood_of_roots_list_changed_reaches_no_upstream(data_di
         async with Client(rt.front.server, mode="legacy", list_roots_callback=roots) as c:
             for _ in range(10_000):
                 await c.session.send_roots_list_changed()
+            assert (await c.call_tool("rl__heard", {})).content[0].text == "0"  # never given roots
             assert (await c.call_tool("rl__roots", {})).content[0].text == GOOD
-            assert (await c.call_tool("rl__heard", {})).content[0].text == "0"
+            for _ in range(10_000):
+                await c.session.send_roots_list_changed()
+            await _heard(c, "rl__heard", "1")
+            assert (await c.call_tool("rl__roots", {})).content[0].text == GOOD  # asked again: given again
+            assert (await c.call_tool("rl__heard", {})).content[0].text == "1"  # the flood was one notice
+            for _ in range(100):
+                await c.session.send_roots_list_changed()
+            await _heard(c, "rl__heard", "2")
+            assert (await c.call_tool("rl__heard", {})).content[0].text == "2"
+
+
+async def _heard(client: Client, tool: str, count: str) -> None:
+    """Until the upstream has heard ``count`` notices (a notice and a call are read in no fixed order)."""
+    with anyio.fail_after(30):
+        while (await client.call_tool(tool, {})).content[0].text != count:
+            await anyio.sleep(0.01)

@@ -4,8 +4,10 @@ that goes on working after answering alice's call (a background job) pushed whil
 in flight: bob was shown alice's log line and her question, his answer went back to the upstream as the
 answer to it, his model answered her sampling request and his roots were sent for her job. Now, once the
 connection has carried calls of more than one principal, such a push is refused (and a log line kept in the
-gateway's log), saying why without naming anyone; while one principal alone has called, its pushes still
-reach its call in flight.
+gateway's log, and the refusal in the audit under no principal, cause ``unattributed``), saying why without
+naming anyone; while one principal alone has called, its pushes still reach its call in flight. A roots
+request never gets that far on a connection two principals may use: it is told of no roots at all
+(``test_roots_per_principal.py``), and answers as a client without them does.
 
 A real Sentinel over HTTP, the lingering upstream over stdio behind it (its push is made while bob's call is
 known to be in flight: no clock), the real MCP client in both eras for bob."""
@@ -24,25 +26,28 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
+from sentinel_mcp.config import load_config
 from sentinel_mcp.core.caller_link import CallerLink
 from sentinel_mcp.core.own_voice import attribution
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
-from sentinel_mcp.gateway.upstream_relays import PushRelays
+from sentinel_mcp.gateway.upstream_relays import UNATTRIBUTED, PushRelays
+from tests.gateway.test_push_refusals_audited import _rows
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
 
 pytestmark = pytest.mark.timeout(180)
 LINGERING = Path(__file__).with_name("lingering_server.py")
 KINDS = ("log", "elicit", "sample", "roots")
-ASKED = ("elicit", "sample", "roots")  # the pushes that wait for an answer
+NO_ROOTS = "List roots not supported"  # the SDK's answer for a client that declared no roots
 
 
-def _config(tmp: Path) -> Path:
+def _config(tmp: Path, isolation: str = "shared") -> Path:
     cfg = tmp / "sentinel.json"
     cfg.write_text(
         json.dumps(
             {
-                "mcpServers": {"lg": {"command": sys.executable, "args": [str(LINGERING)]}},
+                "mcpServers": {"lg": {"command": sys.executable, "args": [str(LINGERING)],
+                                      "isolation": isolation}},
                 "sentinel": {
                     "data_dir": str(tmp / "state"),
                     "builtins": [],
@@ -103,7 +108,7 @@ def _outcomes(result: Any) -> dict[str, str]:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_a_push_after_another_principals_call_never_reaches_this_one(tmp_path, mode):
-    with http_sentinel(_config(tmp_path)) as (base, _proc):
+    with http_sentinel(cfg := _config(tmp_path)) as (base, _proc):
         alice_seen, bob_seen = Seen("alice"), Seen("bob")
         async with (
             _client(base, ALICE, alice_seen, "legacy") as alice,
@@ -117,30 +122,40 @@ async def test_a_push_after_another_principals_call_never_reaches_this_one(tmp_p
             outcomes = _outcomes(await alice.call_tool("lg__outcomes", {}))
         assert bob_seen.got == [], bob_seen.got  # no line, question, prompt or roots request of alice's
         assert outcomes["alice-log"] == "log:sent", outcomes
-        for kind in ASKED:
+        # a connection serving two principals is told of no roots at all (test_roots_per_principal.py)
+        assert outcomes["alice-roots"] == f"roots:refused:{NO_ROOTS}", outcomes
+        for kind in ("elicit", "sample"):
             said = outcomes[f"alice-{kind}"]
-            # refused by Sentinel, saying why, naming no one; nobody's answer, model or roots went back
+            # refused by Sentinel, saying why, naming no one; nobody's answer or model went back
             assert said.startswith(f"{kind}:refused:") and "more than one principal" in said, outcomes
             assert "bob" not in said and "alice" not in said.split("refused:", 1)[1], said
+    # and each refusal is in the audit, under no principal (Sentinel could not say whose it was)
+    rows = _rows(load_config(cfg).store_path)
+    refused = [r for r in rows if json.loads(r["arguments"] or "{}").get("cause") == UNATTRIBUTED]
+    assert sorted(json.loads(r["arguments"])["push"] for r in refused) == ["elicitation", "sampling"], refused
+    assert all(r["principal"] is None and "more than one principal" in r["reason"] for r in refused), refused
 
 
-async def test_while_one_principal_alone_has_called_its_pushes_reach_its_call(tmp_path):
+@pytest.mark.parametrize("isolation", ["shared", "per_principal"])
+async def test_while_one_principal_alone_has_called_its_pushes_reach_its_call(tmp_path, isolation):
     """The routing that stays: the upstream's pushes naming no call go to the one principal's call in flight
-    (here alice's later call; her earlier one asked for it)."""
-    with http_sentinel(_config(tmp_path)) as (base, _proc):
+    (here alice's later call; her earlier one asked for it). Roots only on alice's own session: a shared
+    connection (bob may call it too) is told of none."""
+    with http_sentinel(_config(tmp_path, isolation)) as (base, _proc):
         seen = Seen("alice")
         async with _client(base, ALICE, seen, "legacy") as alice:
             for kind in KINDS:
                 await alice.call_tool("lg__kick", {"tag": f"job-{kind}", "what": kind})
                 assert text(await alice.call_tool("lg__hold", {})) == "held"
             outcomes = _outcomes(await alice.call_tool("lg__outcomes", {}))
+        own = isolation == "per_principal"
         assert outcomes == {
             "job-log": "log:sent",
             "job-elicit": "elicit:accept",
             "job-sample": "sample:model-of-alice",
-            "job-roots": "roots:file:///home/alice",
+            "job-roots": "roots:file:///home/alice" if own else f"roots:refused:{NO_ROOTS}",
         }, outcomes
-        assert [g.split(":", 1)[0] for g in seen.got] == list(KINDS), seen.got
+        assert [g.split(":", 1)[0] for g in seen.got] == list(KINDS if own else KINDS[:-1]), seen.got
         assert "secret-of-job-log" in seen.got[0]
 
 
