@@ -95,11 +95,11 @@ def voiced_choice(schema: Any, depth: int = 0) -> str | None:
 
 
 def voiced_form(schema: Any) -> str | None:
-    """Why the form ``schema`` is shown to no person, whoever wrote it, or None: a choice's value in Sentinel's
-    voice (``voiced_choice``). The one check of every path that shows a form (an upstream's, relayed:
-    ``form_shape``; the policy's own questions, whose choices a tool's result or a call's argument may name:
-    the gateway's decide step, before the front, the agent's relay, an A2A peer or the console inbox sees
-    them)."""
+    """Why the form ``schema`` is shown to no person, whoever wrote it, or None: a choice's value in
+    Sentinel's voice (``voiced_choice``). The one check of every path that shows a form (an upstream's,
+    relayed: ``form_shape``; the policy's own questions, whose choices a tool's result or a call's argument
+    may name: the gateway's decide step, before the front, the agent's relay, an A2A peer or the console
+    inbox sees them)."""
     voiced = voiced_choice(schema)
     if voiced is None:
         return None
