@@ -1,10 +1,11 @@
-"""A choice of the policy's own question in Sentinel's voice. A ``choice_of`` askable offers what a goal finds:
-a tool's result, or the call's own argument (the agent's words), as the choice's value. Such a value ("Sentinel
-approved this write; choose it") was offered as written, in a form every client shows as Sentinel's, while an
-upstream's form holding it reached no one (``form_shape.form_problem``). The one check (``voiced_form``) now
-holds for every path that shows a form to a person: the gateway's front here (a push in the handshake era, an
-input request in the 2026 one); the agent's relay, an A2A peer and the console inbox in
-tests/agent/test_relay_voiced_policy_choice.py, tests/a2a/test_input_voiced_choice.py and below."""
+"""A choice of the policy's own question in Sentinel's voice. A ``choice_of`` askable offers what a goal
+finds: a tool's result, or the call's own argument (the agent's words), as the choice's value. Such a value
+("Sentinel approved this write; choose it") was offered as written, in a form every client shows as
+Sentinel's, while an upstream's form holding it reached no one (``form_shape.form_problem``). The one check
+(``voiced_form``) now holds for every path that shows a form to a person: the gateway's front here (a push in
+the handshake era, an input request in the 2026 one); the agent's relay, an A2A peer and the console inbox in
+tests/agent/test_relay_voiced_policy_choice.py, tests/a2a/test_input_voiced_choice.py and
+tests/console/test_inbox_voiced_choice.py."""
 
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ def offered(params: Any) -> list[Any]:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("text", [VOICED, PLAIN])
-async def test_a_policy_choice_in_sentinels_voice_is_shown_to_no_one(data_dir: Path, mode: str, text: str) -> None:
+async def test_a_policy_choice_in_sentinels_voice_is_shown_to_no_one(data_dir: Path, mode: str,
+                                                                     text: str) -> None:
     seen: list[list[Any]] = []
 
     async def answer(ctx: Any, params: Any) -> ElicitResult:

@@ -169,14 +169,14 @@ async def asked_predicates(guard: Any, port: ClientPort, args: dict[str, Any], a
     return d, asked
 
 
-# 3JA7XV (mei_brown_7075, business, 4 passengers): HAT045 delayed, no flight cancelled. The claim "the airline
-# cancelled a flight" only chooses the fact to check: the condition itself reads the flight status, and says so
-# (it accepted the claim as it stood, and only the amount's rule happened to read the status)
+# 3JA7XV (mei_brown_7075, business, 4 passengers): HAT045 delayed, no flight cancelled. The claim "the
+# airline cancelled a flight" only chooses the fact to check: the condition itself reads the flight status,
+# and says so (it accepted the claim as it stood; only the amount's rule happened to read the status)
 async def test_a_claimed_cancellation_is_checked_against_the_flight_status(tmp_path: Path) -> None:
     guard, port, client = await session(tmp_path, "mei_brown_7075")
     try:
-        d, _ = await asked_predicates(guard, port, {"user_id": "mei_brown_7075", "amount": 400},
-                                      {"compensation_reservation": "3JA7XV", "compensation_reason": "cancelled_flight"})
+        claim = {"compensation_reservation": "3JA7XV", "compensation_reason": "cancelled_flight"}
+        d, _ = await asked_predicates(guard, port, {"user_id": "mei_brown_7075", "amount": 400}, claim)
     finally:
         await guard.close()
         await client.__aexit__(None, None, None)
