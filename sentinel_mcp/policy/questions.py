@@ -95,7 +95,7 @@ def _options(choices: list[dict[str, Any]]) -> list[dict[str, Any]]:
         title = safe_text(c.get("label") or humanize(value), 200)
         if any(_same_choice(o["const"], value) or o["title"] == title for o in out):
             raise UnaskableChoices(f"two choices read as {title[:60]!r} in a form: an answer (or the person) "
-                              "could not tell them apart")
+                                   "could not tell them apart")
         out.append({"const": value, "title": title})
     return out
 
