@@ -14,7 +14,8 @@ from starlette.datastructures import FormData
 from sentinel_mcp.console.answer_form import fields_of, read_answer
 from sentinel_mcp.policy.questions import question_of
 
-TYPE = {"choice": [1, "2", True, 2.5], "labels": [None, None, None, None], "terms": ["1", '"2"', "true", "2.5"]}
+TYPE = {"choice": [1, "2", True, 2.5], "labels": [None, None, None, None],
+        "terms": ["1", '"2"', "true", "2.5"]}
 
 
 def _question() -> Any:
