@@ -282,8 +282,12 @@ guard('airline__send_certificate', [user_id = U, amount = A],
                 policy_ref(airline, 'Only compensate if the user is a silver/gold member or has travel insurance or flies business.')),
         require(\+ compensated(R), 'a certificate was already sent for this reservation: a gesture is offered once',
                 policy_ref(airline, 'If the user complains about cancelled flights')),
+        % tools before questions: the user is asked what happened only when the flight status holds something
+        % a complaint could rest on, and the answer only chooses which of those facts the certificate answers
+        require(compensation_ground(R), 'no flight of this reservation is cancelled or delayed, as the flight status shows: a certificate is offered only for a cancelled flight, or a delayed one',
+                policy_ref(airline, 'Always confirms the facts before offering compensation.')),
         compensation_reason(R, W),
-        require(compensation_condition(R, W), 'a certificate is offered only for a cancelled flight, or for a delayed one after the reservation was changed or cancelled (in this session)',
+        require(compensation_condition(R, W), 'a certificate is offered only for a flight of this reservation the flight status shows cancelled, or for a delayed one after the reservation was changed or cancelled (in this session)',
                 policy_ref(airline, 'Do not offer compensation for any other reason than the ones listed above.')),
         require(compensation_amount(R, W, A), 'the certificate is 100 dollars per passenger for a cancelled flight, 50 per passenger for a delayed one, confirmed from the flight status',
                 policy_ref(airline, 'with the amount being $100 times the number of passengers')),
@@ -307,8 +311,13 @@ cites(compensation_amount/3, policy_ref(airline, 'with the amount being $50 time
 had_delayed_flight(R) :- delayed_flight(R).
 had_delayed_flight(R) :- delayed_leg_before_change(R, _, _).
 
-compensation_condition(_, cancelled_flight).
-compensation_condition(R, delayed_flight) :- reservation_modified(R, _).
+% What the user says happened (or the agent, naming it for them) is a claim: each reason holds only on the facts
+% the airline's tools give ("Always confirms the facts before offering compensation"), never on the word alone.
+compensation_condition(R, cancelled_flight) :- airline_cancelled_flight(R).
+compensation_condition(R, delayed_flight) :- reservation_modified(R, _), had_delayed_flight(R).
+
+compensation_ground(R) :- airline_cancelled_flight(R).
+compensation_ground(R) :- had_delayed_flight(R).
 
 % The hand-over is allowed as it is, asking nothing: the policy transfers "if and only if the request cannot be
 % handled within the scope of your actions" (a flight already flown is one such case, not the only one), a

@@ -7,6 +7,8 @@ Values are typed by the schema here, and checked by the same rule the gateway ch
 
 from __future__ import annotations
 
+import json
+
 import math
 import re
 import unicodedata
@@ -52,13 +54,19 @@ class Field:
     prop: str
     kind: str  # checkbox | select | text | number
     title: str
-    choices: list[str]
+    choices: list[Any]  # each as the form offers it: a text, a number or a boolean (the policy's typed ones)
     required: bool
 
     @property
     def options(self) -> list[tuple[str, str]]:
-        """Each choice's (value sent, text shown)."""
-        return [(choice_value(i, c), c) for i, c in enumerate(self.choices)]
+        """Each choice's (value sent, text shown): a choice that is no text is sent by its position, and shown
+        as JSON writes it (the number 1, not the text "1", which the form may offer beside it)."""
+        return [(choice_value(i, c), c) if isinstance(c, str) else (f"#{i}", json.dumps(c))
+                for i, c in enumerate(self.choices)]
+
+    def chosen(self, sent: str) -> Any:
+        """The choice an option sent names, of its own type; a value no option sends stays as sent."""
+        return next((c for (value, _), c in zip(self.options, self.choices) if value == sent), sent)
 
 
 def _properties(schema: Any) -> dict[str, Any]:
@@ -124,7 +132,7 @@ def fields_of(index: int, schema: Any) -> list[Field]:
                 str(prop),
                 kind,
                 str(spec.get("title") or spec.get("description") or prop),
-                [str(e) for e in enum if e is not None],
+                [e if isinstance(e, (bool, int, float)) else str(e) for e in enum if e is not None],
                 prop in required,
             )
         )
@@ -157,7 +165,8 @@ def read_answer(
         if len(raw) > MAX_TEXT:  # refused, never cut: a cut answer is one the person did not give
             return None, f"{f.title}: at most {MAX_TEXT} characters"
         if f.kind == "select":  # the choice the option named (a value no option sends stays as sent)
-            raw = next((c for value, c in f.options if value == raw), raw)
+            content[f.prop] = f.chosen(raw)
+            continue
         if f.kind == "number":
             number = _number(raw, integer=spec.get("type") == "integer")
             if number is None:

@@ -190,11 +190,17 @@ def _text_problem(content: Any) -> str | None:
 
 def _exactly_one_problem(question: Question, content: Any) -> str | None:
     """A question whose fields are alternatives (an answer, or "I don't know") takes exactly one of them; a
-    boolean alternative counts only when it is true."""
+    checkbox alternative counts only when it is true (a choice of booleans is given by its false too)."""
     fields = question.meta.get("exactly_one")
     if not fields or not isinstance(content, dict):
         return None
-    given = [f for f in fields if f in content and content[f] is not False]
+    props = question.requested_schema.get("properties") or {}
+
+    def checkbox(f: str) -> bool:
+        spec = props.get(f)
+        return isinstance(spec, dict) and spec.get("type") == "boolean" and "oneOf" not in spec
+
+    given = [f for f in fields if f in content and (content[f] is not False or not checkbox(f))]
     if len(given) == 1:
         return None
     names = " or ".join(repr(f) for f in fields)

@@ -94,6 +94,18 @@ def voiced_choice(schema: Any, depth: int = 0) -> str | None:
     return next((v for v in (voiced_choice(n, depth + 1) for n in nested) if v is not None), None)
 
 
+def voiced_form(schema: Any) -> str | None:
+    """Why the form ``schema`` is shown to no person, whoever wrote it, or None: a choice's value in
+    Sentinel's voice (``voiced_choice``). The one check of every path that shows a form (an upstream's,
+    relayed: ``form_shape``; the policy's own questions, whose choices a tool's result or a call's argument
+    may name: the gateway's decide step, before the front, the agent's relay, an A2A peer or the console
+    inbox sees them)."""
+    voiced = voiced_choice(schema)
+    if voiced is None:
+        return None
+    return f"its choice {voiced[:40]!r} reads as Sentinel's words, and a choice is shown as written"
+
+
 def _said(word: Any, limit: int | None, server: str | None, *, line: bool, inert: bool) -> Any:
     """``word`` made safe to show within ``limit`` (None: left raw), its markup made text (``inert``),
     headed by the attribution when it is in Sentinel's voice (judged on the word as written: made visible,

@@ -19,6 +19,7 @@ from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, Guard, Question, ToolCall
 from sentinel_mcp.core.lazy_proof import rendered_proof
 from sentinel_mcp.core.port import NeedsInput, Refused
+from sentinel_mcp.core.shown_schema import voiced_form
 from sentinel_mcp.gateway import call_timings
 from sentinel_mcp.gateway.ask_rounds import decide_with_answers
 from sentinel_mcp.gateway.asked_questions import AskedQuestions
@@ -57,6 +58,8 @@ class DecideStep:
                 proof = await rendered_proof(decision.proof)
                 if proof is not decision.proof:
                     decision = decision.model_copy(update={"proof": proof})
+        if isinstance(decision, Ask):
+            decision = _shown_to_no_one(call, decision)
         if isinstance(decision, Deny):
             refused_answer = isinstance(decision, AnswerNotAccepted)
             await rec.final(
@@ -192,3 +195,16 @@ def answered_of(req: CallRequest) -> frozenset[str]:
     """The keys of the questions ``req``'s call is allowed on: its answers, and those of an earlier round
     (a continuation's)."""
     return frozenset(req.answers or ()) | frozenset(req.answered)
+
+
+def _shown_to_no_one(call: ToolCall, decision: Ask) -> Decision:
+    """The questions as asked, or a refusal when a form of them holds a choice in Sentinel's voice
+    (``voiced_form``): checked here, before the front, the agent's relay, an A2A peer or the console inbox
+    shows any of them, so no path shows one. A ``choice_of`` offers what a tool's result or the call's own
+    argument names, as written, in a form that is Sentinel's."""
+    for q in decision.questions:
+        problem = voiced_form(q.requested_schema)
+        if problem is not None:
+            return Deny(reason=f"{call.name}: the policy's question is shown to no one: {problem}; denied",
+                        unmet=["voiced_choice"])
+    return decision

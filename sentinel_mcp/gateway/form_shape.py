@@ -20,7 +20,7 @@ from typing import Any
 from mcp.types import ElicitRequest, ElicitRequestFormParams
 
 from sentinel_mcp.config import RemoteServer, StdioServer
-from sentinel_mcp.core.shown_schema import voiced_choice
+from sentinel_mcp.core.shown_schema import voiced_form
 
 MAX_FIELDS = 32
 MAX_CHOICES = 256
@@ -47,10 +47,7 @@ def form_problem(schema: Any) -> str | None:
         problem = _field_problem(field)
         if problem is not None:
             return f"its field {name[:40]!r} {problem}"
-    voiced = voiced_choice(schema)  # (shown_schema: a value cannot be marked as the server's)
-    if voiced is not None:
-        return f"its choice {voiced[:40]!r} reads as Sentinel's words, and a choice is shown as written"
-    return None
+    return voiced_form(schema)  # (shown_schema: a value cannot be marked as the server's)
 
 
 def _field_problem(field: Any) -> str | None:

@@ -23,8 +23,7 @@ from sentinel_mcp.policy.agent_answer_bound import (
 from sentinel_mcp.policy.answered_askable import judging_askable
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.policy.knowledge import Knowledge
-from sentinel_mcp.policy.prolog_text import OptionAtom
-from sentinel_mcp.policy.questions import DONT_KNOW_ANSWER, AnswerRefused, answer_value
+from sentinel_mcp.policy.questions import DONT_KNOW_ANSWER, AnswerRefused, answer_value, chosen_term
 from sentinel_mcp.policy.rulebase import Rulebase
 
 _SHOWN = re.compile("[0-9a-f]{64}")  # proof_interpreter.pl shown_digest/2
@@ -86,8 +85,7 @@ async def answer_fact(
         )
         return await knowledge.new_fact(session, pred, args, answer.provenance, ttl=ttl, contexts=contexts)
     type_ = meta.get("type")
-    if isinstance(value, str) and isinstance(type_, dict) and "choice" in type_:
-        value = OptionAtom(value)  # one of the rulebase's own atoms (validated against them): "true" too
+    value = chosen_term(type_, value)  # a choice: the term declared (its "1" a string, '1' an atom)
     return await knowledge.new_fact(
         session, meta["predicate"], [*meta["inputs"], value], answer.provenance, ttl=ttl, contexts=contexts
     )

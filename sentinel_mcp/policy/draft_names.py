@@ -66,8 +66,9 @@ def choice_text(value: object) -> str | None:
 
 
 def offered(value: object) -> str:
-    """The text a question offers a choice of ``value`` as (questions.py's option): 1 and "1" alike, and the
-    answer is the first choice of that text, so a second one could never be chosen."""
+    """The text a person reads a choice of ``value`` as (questions.py's option title, when it has no label):
+    1 and "1" alike, so a question offering both is asked of no one (``UnaskableChoices``): a draft keeps
+    the first."""
     return json.dumps(integral_as_int(value)) if not isinstance(value, str) else value
 
 

@@ -36,7 +36,7 @@ from sentinel_mcp.policy.observe_step import ObserveStep
 from sentinel_mcp.policy.query_worker import QueryBudget, QueryWorker
 from sentinel_mcp.policy.read_guards import CallerReads, looked_call
 from sentinel_mcp.policy.policy_documents import PolicyDocuments, document_text
-from sentinel_mcp.policy.questions import questions_of, secrets_spelled
+from sentinel_mcp.policy.questions import UnaskableChoices, questions_of, secrets_spelled
 from sentinel_mcp.policy.rulebase import Rulebase, RulebaseHolder
 from sentinel_mcp.policy.schema_secret_flows import SchemaSecretFlows
 from sentinel_mcp.policy.shared_rulebases import SharedRulebases
@@ -455,7 +455,11 @@ class PolicyGuard(AnswerStore, ObserveStep, KeptTurns, Guard):
             if spelled := secrets_spelled(result.questions, call):
                 return Deny(reason=spelled_refusal(call.name, spelled), unmet=["question_spells_secret"],
                             proof=proof)
-            questions = questions_of(result.questions, call, rb.version)
+            try:
+                questions = questions_of(result.questions, call, rb.version)
+            except UnaskableChoices as e:  # asked of no one rather than one of two alike choices taken
+                return Deny(reason=f"{call.name}: {e}; denied (nothing was asked)", unmet=["unaskable"],
+                            proof=proof)
             # a yes given to another text of this call's confirmation does not count: the audit says why
             changed = any(q.meta.get("changed") for q in questions)
             return Ask(

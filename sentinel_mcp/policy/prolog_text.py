@@ -138,11 +138,31 @@ class OptionAtom(str):
     __slots__ = ()
 
 
+# the text writeq gives an atomic term: a number, a bare or quoted atom, a string (nothing else is a choice)
+_ATOMIC_TERM = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?|[a-z][A-Za-z0-9_]*|'(?:[^'\\]|\\.|'')*'"
+                          r'|"(?:[^"\\]|\\.|"")*"')
+
+
+class DeclaredTerm(str):
+    """A choice's term as the rulebase (or the engine, for a ``choice_of`` found in facts) wrote it, in its
+    writeq text: written as that term, so a chosen ``"1"`` stays the string, ``'1'`` the atom, ``1`` the
+    number. Only the text of an atomic term is one."""
+
+    __slots__ = ()
+
+    def __new__(cls, text: str) -> DeclaredTerm:
+        if not isinstance(text, str) or not _ATOMIC_TERM.fullmatch(text):
+            raise ValueError(f"not the text of an atomic term: {str(text)[:60]!r}")
+        return super().__new__(cls, text)
+
+
 def term_text(value: Any) -> str:
     """A JSON-like Python value as a Prolog term (the engine's JSON mapping: objects are json([K=V])). A text
     spelling a literal (``"true"``, ``"false"``, ``"null"``) is a string: as an atom it would be the boolean
     or null the rules test for (a user's or agent's text answer "true", a context bound to the text "null"),
     as a call's argument and a result's text are (from_call_json/2, from_result_json/2)."""
+    if isinstance(value, DeclaredTerm):
+        return str(value)
     if type(value) is str and value in LITERAL_TEXTS:
         return f'"{value}"'
     if isinstance(value, bool):

@@ -20,6 +20,7 @@ from sentinel_mcp.core.decision import Answer, Question, ToolCall
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.json_numbers import integral_as_int
+from sentinel_mcp.policy.prolog_text import DeclaredTerm, OptionAtom
 
 DONT_KNOW = "i_dont_know"  # the value of "I don't know" in every choice (the loader refuses it as a choice)
 DONT_KNOW_TITLE = "I don't know"
@@ -46,6 +47,11 @@ class AnswerRefused(PolicyError):
     """An answer that may not be recorded (wrong provenance, wrong type, value not among the choices)."""
 
 
+class UnaskableChoices(PolicyError):
+    """A choice question no form can ask: two choices an answer or a person could not tell apart, or a value
+    no form can offer."""
+
+
 def humanize(value: Any) -> str:
     """A token as a person reads it when the rulebase gave no label: ``change_of_plan`` -> "Change of plan".
     """
@@ -53,25 +59,75 @@ def humanize(value: Any) -> str:
     return text[:1].upper() + text[1:] if text else str(value)
 
 
-def _options(choices: list[dict[str, Any]]) -> list[dict[str, str]]:
-    out = [
-        {"const": str(c["value"]), "title": safe_text(c.get("label") or humanize(c["value"]), 200)}
-        for c in choices
-        if str(c["value"]) != DONT_KNOW
-    ]
-    return out + [{"const": DONT_KNOW, "title": DONT_KNOW_TITLE}]
+_KINDS = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
+
+
+def _kind(value: Any) -> str | None:
+    """A choice's JSON type (a JSON value a form can offer as a constant: a drafted enum's null too), or
+    None."""
+    return _KINDS.get(type(value))
+
+
+def _same_choice(offered: Any, given: Any) -> bool:
+    """``given`` is the choice ``offered``, type-strictly: a text for a text, a boolean for a boolean, a
+    number for a number (JSON spells 3.0 as 3 too; the form never offers both): never "1" for 1, nor 1 for
+    true."""
+    kind, other = _kind(offered), _kind(given)
+    if kind is None or other is None:
+        return False
+    if {kind, other} <= {"integer", "number"}:
+        return bool(offered == given)
+    return kind == other and offered == given
+
+
+def _options(choices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each choice as the form offers it: its JSON value itself as the constant (a number, a text, a boolean),
+    with a human title. Two choices one answer would name (the rulebase's ``'1'`` and ``"1"``, ``1`` and
+    ``1.0``; two of one title, which the person reads alike), or a value no form can offer, make no question:
+    refused rather than one of them taken."""
+    out: list[dict[str, Any]] = []
+    for c in choices:
+        value = c["value"]
+        if value == DONT_KNOW and isinstance(value, str):
+            continue
+        if _kind(value) is None:
+            raise UnaskableChoices(f"the choice {str(value)[:60]!r} is no value a form can offer")
+        title = safe_text(c.get("label") or humanize(value), 200)
+        if any(_same_choice(o["const"], value) or o["title"] == title for o in out):
+            raise UnaskableChoices(f"two choices read as {title[:60]!r} in a form: an answer (or the person) "
+                                   "could not tell them apart")
+        out.append({"const": value, "title": title})
+    return out
 
 
 def choices_of(type_: Any) -> list[dict[str, Any]] | None:
-    """The choices of an askable type as [{value, label}], or None when it is no choice."""
+    """The choices of an askable type as [{value, label, term}] (``term``: the writeq text of the term the
+    rulebase wrote, None from a type without it), or None when it is no choice."""
     if not isinstance(type_, dict):
         return None
     if "choice_of" in type_:
-        return [dict(c) for c in type_["choice_of"]]
+        return [{"term": None, **c} for c in type_["choice_of"]]
     if "choice" in type_:
-        labels = type_.get("labels") or [None] * len(type_["choice"])
-        return [{"value": v, "label": lab} for v, lab in zip(type_["choice"], labels)]
+        values = type_["choice"]
+        labels = type_.get("labels") or [None] * len(values)
+        terms = type_.get("terms") or [None] * len(values)
+        return [{"value": v, "label": lab, "term": t} for v, lab, t in zip(values, labels, terms)]
     return None
+
+
+def chosen_term(type_: Any, value: Any) -> Any:
+    """The term a chosen ``value`` is stored as: the one the rulebase declared for that choice
+    (``DeclaredTerm``), so a rule's ``W == "1"`` holds for the string it offered and ``W == 1`` for the
+    number; ``value`` itself when it is no choice's, or its type carries no terms."""
+    for c in choices_of(type_) or []:
+        if _same_choice(c["value"], value) and isinstance(c.get("term"), str):
+            try:
+                return DeclaredTerm(c["term"])
+            except ValueError as e:  # the engine wrote it: never stored as anything else
+                raise AnswerRefused(f"the choice cannot be stored: {e}") from e
+    if isinstance(value, str) and isinstance(type_, dict) and "choice" in type_:
+        return OptionAtom(value)
+    return value
 
 
 def _answer_schema(kind: str, type_: Any) -> tuple[dict[str, Any], list[str] | None]:
@@ -87,14 +143,26 @@ def _answer_schema(kind: str, type_: Any) -> tuple[dict[str, Any], list[str] | N
         }
         return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
     choices = choices_of(type_)
+    unknown = {"type": "boolean", "title": DONT_KNOW_TITLE}
     if choices is not None:
-        prop = {"type": "string", "title": "Your choice", "oneOf": _options(choices)}
-        return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
+        options = _options(choices)
+        kinds = sorted({str(_kind(o["const"])) for o in options})
+        if kinds in ([], ["string"]):  # MCP's titled single-select, "I don't know" one of its choices
+            prop = {"type": "string", "title": "Your choice",
+                    "oneOf": options + [{"const": DONT_KNOW, "title": DONT_KNOW_TITLE}]}
+            return {"type": "object", "properties": {"answer": prop}, "required": ["answer"]}, None
+        if "integer" in kinds and "number" in kinds:
+            kinds.remove("integer")
+        prop = {"type": kinds[0] if len(kinds) == 1 else kinds, "title": "Your choice", "oneOf": options}
+        # typed choices (a number, a boolean): "I don't know" is a checkbox, as a number question's is
+        return {"type": "object", "properties": {"answer": prop, DONT_KNOW_FIELD: unknown}, "required": []}, [
+            "answer",
+            DONT_KNOW_FIELD,
+        ]
     if type_ == "number":
         prop = {"type": "number", "title": "Your answer"}
     else:
         prop = {"type": "string", "title": "Your answer", "minLength": 1}
-    unknown = {"type": "boolean", "title": DONT_KNOW_TITLE}
     # either an answer or "I don't know" (checked strictly: exactly one of them)
     return {"type": "object", "properties": {"answer": prop, DONT_KNOW_FIELD: unknown}, "required": []}, [
         "answer",
@@ -185,13 +253,14 @@ def answer_value(question: Question, answer: Answer) -> Any:
         return DONT_KNOW_ANSWER
     type_ = question.meta.get("type")
     choices = choices_of(type_)
-    if (choices is not None or type_ == "yes_no") and content["answer"] == DONT_KNOW:
+    if (choices is not None or type_ == "yes_no") and content["answer"] == DONT_KNOW \
+            and isinstance(content["answer"], str):
         return DONT_KNOW_ANSWER  # the option the form offers (``_answer_schema``): the only one of this text
     if choices is not None:
-        # a choice is offered as a string constant (``_options``): the answer is the choice it names, as the
-        # rulebase wrote it (its 3, never the text "3", which a rule's blocked(3) does not match)
-        named = [c["value"] for c in choices if str(c["value"]) == content["answer"]]
-        if not named:  # the schema offered only these: an answer naming none is no answer
+        # each choice is offered as its own JSON value (``_options``): the answer is the one it names, of its
+        # type (the rulebase's 3 for 3, never for the text "3"), stored as the term declared (``chosen_term``)
+        named = [c["value"] for c in choices if _same_choice(c["value"], content["answer"])]
+        if len(named) != 1:  # the schema offered only these: an answer naming none is no answer
             raise AnswerRefused("the answer names none of the question's choices")
         return named[0]
     # one spelling of each number, as a call's arguments have (json_numbers.py): 13.0 is the 13 a rule names

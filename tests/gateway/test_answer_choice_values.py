@@ -1,10 +1,12 @@
 """A choice's answer is the choice as the rulebase wrote it, through the real gateway (a real stdio upstream,
 the real policy engine, the real client in both eras).
 
-An elicitation offers every choice as a string constant (``"3"`` for the rulebase's ``3``). The answer was
-kept as that string: the fact ``level(P, '3')``, which the rule's ``blocked_level(3)`` does not match, so
-``\\+ blocked_level(L)`` held and the call the rule forbids went through; and ``level(P, 1)`` never held for
-the user who chose 1. The chosen constant now names the choice, and the fact holds its value."""
+An elicitation offered every choice as a string constant (``"3"`` for the rulebase's ``3``; ``1`` and ``"1"``,
+``true`` and ``"true"`` one text each), and a chosen text was stored as an atom: the rulebase's ``"2"`` (a
+string) was kept as ``'2'``, which its rule ``L == "2"`` does not match. Each choice is now offered as its own
+JSON value (the number 3, the text "2", the boolean true), an answer is taken only of that type (the text "3"
+for the number 3 is refused, never coerced), and the fact holds the term the rulebase declared. Two choices
+an answer (or a person) could not tell apart make no question."""
 
 from __future__ import annotations
 
@@ -23,34 +25,40 @@ from .helpers import make_config, toolbox_stdio
 
 pytestmark = pytest.mark.timeout(120)
 RULES = """
-askable(level(P, L), "Which level for ~w?", choice([1, 2.5, 3 - "Three", top]), [from([user])]).
+askable(level(P, L), "Which level for ~w?",
+        choice([1, 2.5, 3 - "Three", top, "2" - "Two, a text", true - "On"]), [from([user])]).
 blocked_level(3).
 blocked_level(2.5).
 allowed(blocked, L) :- \\+ blocked_level(L).
 allowed(one, L) :- L == 1.
+allowed(text_two, L) :- L == "2".
+allowed(on, L) :- L == true.
 guard('tb__write_marker', [path = P, text = T], (level(P, L), allowed(T, L))).
 """
 
 
-def _config(data_dir: Path) -> Any:
+def _config(data_dir: Path, rules_text: str = RULES) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "levels.pl"
-    rules.write_text(RULES)
+    rules.write_text(rules_text)
     return make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
 
 
-def _choosing(value: str) -> Any:
+def _choosing(value: Any, offered_as: Any = None) -> Any:
+    """Answers ``value``; the form must offer ``offered_as`` (``value`` itself unless said), of its type."""
+    want = value if offered_as is None else offered_as
+
     async def answer(ctx: Any, params: Any) -> ElicitResult:
         offered = [o["const"] for o in params.requested_schema["properties"]["answer"]["oneOf"]]
-        assert value in offered, offered
+        assert any(type(o) is type(want) and o == want for o in offered), offered
         return ElicitResult(action="accept", content={"answer": value})
 
     return answer
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-@pytest.mark.parametrize("chosen", ["3", "2.5"])
+@pytest.mark.parametrize("chosen", [3, 2.5])
 async def test_a_chosen_number_is_the_number_the_rule_names(data_dir: Path, mode: str, chosen: str) -> None:
     marker = data_dir / "m.txt"
     async with running_gateway(_config(data_dir)) as rt:
@@ -61,8 +69,11 @@ async def test_a_chosen_number_is_the_number_the_rule_names(data_dir: Path, mode
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-@pytest.mark.parametrize(("chosen", "text"), [("1", "one"), ("top", "blocked")])
-async def test_a_choice_holds_for_the_value_chosen(data_dir: Path, mode: str, chosen: str, text: str) -> None:
+@pytest.mark.parametrize(("chosen", "text", "stored"),
+                         [(1, "one", "1"), ("top", "blocked", "top"), ("2", "text_two", '"2"'),
+                          (True, "on", "true")])
+async def test_a_choice_holds_for_the_value_chosen(data_dir: Path, mode: str, chosen: Any, text: str,
+                                                   stored: str) -> None:
     marker = data_dir / "m.txt"
     async with running_gateway(_config(data_dir)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=_choosing(chosen)) as raw:
@@ -70,5 +81,40 @@ async def test_a_choice_holds_for_the_value_chosen(data_dir: Path, mode: str, ch
             r = await c.call_tool("tb__write_marker", {"path": str(marker), "text": text})
             assert not r.is_error, r.content[0].text
             facts = (await c.call_tool("sentinel__sentinel_facts", {})).content[0].text
-            assert f"level('{marker}',{chosen})" in facts.replace(" ", ""), facts
+            assert f"level('{marker}',{stored})" in facts.replace(" ", ""), facts
     assert marker.read_text() == f"{text}\n"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize(("given", "offered_as"),
+                         [("1", 1), ("2.5", 2.5), ("true", True), (2, "2"), ("3", 3)])
+async def test_an_answer_of_another_type_than_its_choice_is_refused(data_dir: Path, mode: str, given: Any,
+                                                                  offered_as: Any) -> None:
+    marker = data_dir / "m.txt"
+    async with running_gateway(_config(data_dir)) as rt:
+        async with Client(rt.front.server, mode=mode,
+                          elicitation_callback=_choosing(given, offered_as)) as raw:
+            r = await Carried(raw).call_tool("tb__write_marker", {"path": str(marker), "text": "one"})
+            assert r.is_error, r.content[0].text
+            assert "not accepted" in r.content[0].text or "not one of" in r.content[0].text, r.content[0].text
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("choices", ["['1', \"1\"]", "[1, 1.0]", "[yes - \"Yes\", 'Yes']"])
+async def test_choices_an_answer_cannot_tell_apart_are_asked_of_no_one(data_dir: Path, mode: str,
+                                                                      choices: str) -> None:
+    seen: list[Any] = []
+
+    async def answer(ctx: Any, params: Any) -> ElicitResult:
+        seen.append(params)
+        return ElicitResult(action="decline")
+
+    rules = (f'askable(level(P, L), "Which level for ~w?", choice({choices}), [from([user])]).\n'
+             "guard('tb__write_marker', [path = P, text = _], level(P, _)).\n")
+    marker = data_dir / "m.txt"
+    async with running_gateway(_config(data_dir, rules)) as rt:
+        async with Client(rt.front.server, mode=mode, elicitation_callback=answer) as raw:
+            r = await Carried(raw).call_tool("tb__write_marker", {"path": str(marker), "text": "one"})
+    assert r.is_error and seen == [], (r.content[0].text, seen)
+    assert not marker.exists()

@@ -152,3 +152,49 @@ async def test_no_delayed_flight_certificate_after_a_cancel_whose_outcome_is_unk
     finally:
         await guard.close()
         await client.__aexit__(None, None, None)
+
+
+async def asked_predicates(guard: Any, port: ClientPort, args: dict[str, Any], answers: dict[str, Any]
+                           ) -> tuple[Decision, list[str]]:
+    """The decision on ``send_certificate``, answering as the user, and every askable it asked."""
+    call = port.call_of("airline__send_certificate", args, session_id=SESSION)
+    asked: list[str] = []
+    d = await guard.decide(call)
+    for _ in range(4):
+        if not isinstance(d, Ask):
+            break
+        asked += [q.meta["predicate"] for q in d.questions if q.meta.get("kind") == "ask"]
+        await answer_questions(guard, call, d, answers)
+        d = await guard.decide(call)
+    return d, asked
+
+
+# 3JA7XV (mei_brown_7075, business, 4 passengers): HAT045 delayed, no flight cancelled. The claim "the
+# airline cancelled a flight" only chooses the fact to check: the condition itself reads the flight status,
+# and says so (it accepted the claim as it stood; only the amount's rule happened to read the status)
+async def test_a_claimed_cancellation_is_checked_against_the_flight_status(tmp_path: Path) -> None:
+    guard, port, client = await session(tmp_path, "mei_brown_7075")
+    try:
+        claim = {"compensation_reservation": "3JA7XV", "compensation_reason": "cancelled_flight"}
+        d, _ = await asked_predicates(guard, port, {"user_id": "mei_brown_7075", "amount": 400}, claim)
+    finally:
+        await guard.close()
+        await client.__aexit__(None, None, None)
+    assert isinstance(d, Deny), d
+    assert any("flight status shows cancelled" in u for u in d.unmet), d.unmet
+
+
+# PGAGLM (isabella_muller_2311, gold: eligible), every flight available: no fact a complaint could rest on, so
+# the user is not asked what happened (tools before questions), and no certificate is offered
+async def test_no_compensation_question_without_a_cancelled_or_delayed_flight(tmp_path: Path) -> None:
+    guard, port, client = await session(tmp_path, "isabella_muller_2311")
+    try:
+        d, asked = await asked_predicates(
+            guard, port, {"user_id": "isabella_muller_2311", "amount": 100},
+            {"compensation_reservation": "PGAGLM", "compensation_reason": "cancelled_flight"})
+    finally:
+        await guard.close()
+        await client.__aexit__(None, None, None)
+    assert isinstance(d, Deny), d
+    assert "compensation_reason" not in asked, asked
+    assert any("flight status shows" in u for u in d.unmet), d.unmet

@@ -4,9 +4,9 @@ called with, chosen by the user and confirmed.
 
 Before, each choice was Python's text of the value: ``True`` the atom 'True' and ``None`` 'None', which no
 argument is (every call with them was denied), and the text "true" the atom true, the boolean's term. An
-object or a list can be no choice (a choice is atomic), nor a text spelling a literal (its answer is the
-literal's atom, answer_facts.py), nor a second value offered as the same text (1 and "1"): a call with one
-is denied until a person writes its rule."""
+object or a list can be no choice (a choice is atomic), nor a text spelling a literal, nor a second value
+that reads as the same text (1 and "1": a person could not tell them apart): a call with one is denied until
+a person writes its rule. Each choice is offered as its own JSON value (questions.py), and answered so."""
 
 from __future__ import annotations
 
@@ -43,15 +43,19 @@ def _config(data_dir: Path) -> Any:
 
 
 def _choosing(chosen: Any) -> Any:
-    """The user chooses the option of ``chosen`` (offered as its text: ``offered``) and confirms."""
+    """The user chooses the option of ``chosen`` (offered as its own JSON value, of its type) and confirms;
+    "I don't know" when no option is that value."""
+    want = integral_as_int(chosen) if isinstance(chosen, float) else chosen
+
     async def answer(ctx: Any, params: Any) -> ElicitResult:
         prop = params.requested_schema["properties"]["answer"]
-        if prop["type"] == "boolean":
+        if "oneOf" not in prop:  # the confirmation
             return ElicitResult(action="accept", content={"answer": True})
-        texts = [o["const"] for o in prop["oneOf"]]
-        assert len(texts) == len(set(texts)), texts  # no two options alike: the answer is the first of them
-        return ElicitResult(action="accept", content={
-            "answer": offered(chosen) if offered(chosen) in texts else "i_dont_know"})
+        consts = [o["const"] for o in prop["oneOf"]]
+        texts = [offered(c) for c in consts]
+        assert len(texts) == len(set(texts)), texts  # no two options alike
+        match = [c for c in consts if type(c) is type(want) and c == want]
+        return ElicitResult(action="accept", content={"answer": match[0]} if match else {"dont_know": True})
 
     return answer
 

@@ -1,5 +1,6 @@
 """An answer typed as text that spells ``true`` is the text, never the boolean a rule tests for; a choice's
-option is the rulebase's own atom, whatever it spells. Real SWI-Prolog and fact store, through the guard's
+option is the rulebase's own term, offered as its JSON value (the atom true as the boolean: the text "true"
+is no answer to it). Real SWI-Prolog and fact store, through the guard's
 own asking and recording of answers."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from tests.policy.policy_rig import make_guard
 from tests.policy.test_answer_once import asked, call
 
 from sentinel_mcp.core.decision import Allow, Answer, Deny
+from sentinel_mcp.policy.questions import AnswerRefused
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -36,7 +38,12 @@ async def test_a_text_answer_true_is_no_boolean_and_a_choice_is_its_option(tmp_p
         assert isinstance(await guard.decide(pay), Deny)
         drop = call("drop", {"item": "x"})
         q = await asked(guard, drop)
-        await guard.record_answer(drop, q, Answer(action="accept", content={"answer": "true"},
+        # the choice true is offered as the boolean (questions.py): the text "true" is no answer to it
+        assert [o["const"] for o in q.requested_schema["properties"]["answer"]["oneOf"]] == [True, False]
+        with pytest.raises(AnswerRefused):
+            await guard.record_answer(drop, q, Answer(action="accept", content={"answer": "true"},
+                                                      provenance=provenance))  # type: ignore[arg-type]
+        await guard.record_answer(drop, q, Answer(action="accept", content={"answer": True},
                                                   provenance=provenance))  # type: ignore[arg-type]
         assert isinstance(await guard.decide(drop), Allow)
         stored = {f.predicate: f.fact for f in await guard.store.valid("s1")}

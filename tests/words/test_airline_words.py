@@ -80,11 +80,11 @@ async def test_the_reservation_question_offers_the_users_reservations(tmp_path: 
         "first flight 2024-05-19"
     )
     assert "Which of your reservations is this about?" == which.message
-    # the next question is about the reservation the user chose, not one Sentinel picked
-    assert user.asked[1].message == "What happened to the flights of your reservation 59XX6W?"
-    # no flight of 59XX6W was cancelled: refused with the policy's words
-    assert r.is_error and "100 dollars per passenger" in text, text
-    assert "$100 times the number of passengers" in text
+    # no flight of 59XX6W was cancelled or delayed (the flight status, read before asking): the user is not
+    # asked what happened, and the call is refused with the policy's words
+    assert len(user.asked) == 1, [q.message for q in user.asked]
+    assert r.is_error and "no flight of this reservation is cancelled or delayed" in text, text
+    assert "Always confirms the facts before offering compensation" in text, text
 
 
 async def test_i_dont_know_the_reservation_leads_to_the_next_step(tmp_path: Path) -> None:

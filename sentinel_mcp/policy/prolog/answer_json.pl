@@ -52,7 +52,11 @@ need_json(ask(G0, Q, Ty, From), json([kind=ask, fact=GA, predicate=N, inputs=JIn
 need_json(confirm(Msg, Shown, Changed, From),
           json([kind=confirm, question=Msg, shown=Shown, changed=Changed, from=From])).
 
-type_json(choice(L), json([choice=Vs, labels=Ls])) :- !, maplist(choice_value_label, L, Vs, Ls).
+%  a choice's value as the form offers it (the engine's JSON of it: a number, a text, true or false) and the term
+%  the rulebase wrote (its text, as writeq writes it): the answer is stored as that term, "1" a string, '1' an
+%  atom, 1 a number, whatever JSON makes of them
+type_json(choice(L), json([choice=Js, labels=Ls, terms=Ts])) :- !,
+    maplist(choice_value_label, L, Vs, Ls), maplist(pl_json, Vs, Js), maplist(q_atom, Vs, Ts).
 type_json(choices(Cs), json([choice_of=Cs])) :- !.
 type_json(choice_of(_, _, _), json([choice_of=[]])) :- !.
 type_json(T, T).

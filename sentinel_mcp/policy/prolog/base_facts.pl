@@ -111,7 +111,8 @@ ask_need(_, G0, a(H, Q, Ty, _), From) :-
 %  other fact (tools before questions: the round is asked only once nothing is left to fetch). At most 50.
 choices_of(V, L, Goal, Choices) :-
     findall(V-L, limit(50, ( prove(Goal, _), atomic(V), V \== i_dont_know )), Ps0),
-    findall(json([value=V1, label=LT]), ( member(V1-L1, Ps0), own_text(L1, LT) ), Cs0),  % a label as written
+    findall(json([value=J, label=LT, term=T]),  % a label as written; the value as offered, and its term
+            ( member(V1-L1, Ps0), own_text(L1, LT), pl_json(V1, J), q_atom(V1, T) ), Cs0),
     list_to_set(Cs0, Choices).
 
 %  A stored answer to a question about an entity must still be one of its choices (an agent's answer, or
