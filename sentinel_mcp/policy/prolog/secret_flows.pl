@@ -2,14 +2,17 @@
 
     A guard's argument whose name says secret (secret_argument_name/1: the words of redactor.secret_name) may
     only be compared, measured, tested by type, and passed whole to a tool (a binding's input) or to a rule of
-    the rulebase (walked the same way): an allow list, secret_use/1. Any other goal given it (a part:
+    the rulebase (walked the same way): an allow list, by each goal's kind (secret_flow_kinds.pl: check,
+    measure; what a measure binds is followed as a value computed from it). Any other goal given it (a part:
     sub_atom/5; a case change; its characters or codes; arithmetic; format/3; a hash) is refused at load with
     its file and line: a proof records every goal with its values (the audit keeps it, the console and
     sentinel_why_not show it), and the masking at run time (core/secret_values.py) finds the value only as it
     was sent, never a piece, a transform or a hash of it (the hash of a 4-digit PIN is read back in 10,000
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
-    it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
+    it is unified into, a rule gives back of it, or a collection holds of it, counts as it; what is computed
+    from it (a measure, a count or collection of solutions its goal decides, a branch it chose) may not reach
+    them either (of(Name): kept in the proof, never shown). A question
     spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
     An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
     redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
@@ -230,9 +233,11 @@ secret_fresh([V|Vs], Seen, New, Old) :-
     ( member(S, Seen), S == V -> New = New1, Old = [V|Old1] ; New = [V|New1], Old = Old1 ),
     secret_fresh(Vs, Seen, New1, Old1).
 
+%  each branch walked from what was met before them all: a variable one branch binds is fresh in the next
 secret_branch_ends([], _, _, _, T0, T0).
 secret_branch_ends([B|Bs], C, P, K, T0, T) :-
-    secret_walk(B, C, P, K, T0, TB), secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
+    b_getval(sn_secret_seen, Seen), secret_walk(B, C, P, K, T0, TB), b_setval(sn_secret_seen, Seen),
+    secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
 
 secret_unique([], []).
 secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = [V-N|Out1] ), secret_unique(Ts, Out1).
@@ -350,7 +355,8 @@ secret_summary(C, N/A, Mask, K, Out) :-
     ->  Out = Mask
     ;   C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
         same_length(Mask, Out0), maplist(=(0), Out0),
-        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out),
+        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out1),
+        secret_chosen(Clauses, Mask, Out1, Out),
         assertz(secret_memo(N/A, Key, Out))
     ).
 
@@ -372,6 +378,14 @@ secret_clause(C, Mask, K, c(Cl, F, L), Out0, Out) :-
             nb_setval(sn_secret_out, Got) ),
     nb_getval(sn_secret_out, Got),
     maplist(secret_merged, Got, Out0, Out).
+
+%  a rule of several clauses given a secret: which clause answers may depend on it (a head's written value,
+%  a comparison in a body), so what the call binds is computed from it, as a branch's (secret_out/4)
+secret_chosen([_, _|_], Mask, Out0, Out) :- member(S, Mask), S \== 0, S \= w(_), \+ secret_lenient(S), !,
+    secret_measured(S, M), maplist(secret_chosen_one(branch(M)), Out0, Out).
+secret_chosen(_, _, Out, Out).
+
+secret_chosen_one(B, O0, O) :- ( O0 == 0 -> O = B ; O = O0 ).
 
 secret_specialised(X, M) :- ( M = w(V) -> X = V ; true ).
 
