@@ -28,6 +28,7 @@ MINE = "the secret argument"
 HEAD = (
     "binding(login_ok(U, P, Ok), tool('x__check', [user = U, password = P]), extract([Ok = '/ok']), []).\n"
     "askable(why(U, W), \"Why sign ~w in?\", text, []).\n"
+    "fact(owner/2).\n"
 )
 HEAD_LINES = HEAD.count("\n")
 LETTERS = "[a, b, c, d, e, f, g, h]"
@@ -89,6 +90,8 @@ DERIVED = {
                          "format(atom(R), 'n=~w', [N]), require(fail, R)",
     "an askable's question": "atom_length(P, N), why(N, _)",
     "a measure from a rule": "len(P, N), " + _ask("N"),
+    "a tool's answer for it": "login_ok(U, P, Ok), " + _ask("Ok"),
+    "a fact kept for it": "owner(P, Who), " + _ask("Who"),
 }
 HELPERS = (
     f"below(P, N) :- aggregate_all(count, (member(C, {LETTERS}), C @< P), N).\n"
@@ -140,6 +143,8 @@ ALLOWED = {
     "a collection of something else": _guard(f"findall(C, (member(C, {LETTERS}), C @< U), L), {_ask('L')}"),
     "a branch on another argument": _guard("( U == ann -> H = a ; H = b ), " + _ask("H")),
     "a branch binding nothing new": _guard("( P @< m -> true ; true ), " + _ask("U")),
+    "a measure given the user too": _guard("compare(O, P, U), O \\== (=), " + _ask("U")),
+    "a tool given it and the user": _guard("login_ok(U, P, Ok), Ok == true, " + _ask("U")),
     "a checked count under a negation": _guard(
         f"\\+ ( aggregate_all(count, sub_atom(P, _, _, _, a), N), N > 3 ), {_ask('U')}"),
     "another argument of the list": LIST_HEAD + "member(user = U, A), sub_atom(U, 0, 2, _, H), " + _ask("H")

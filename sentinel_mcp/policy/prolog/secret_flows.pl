@@ -253,6 +253,13 @@ secret_collect(X, G, L, C, P, K, T0, T) :-
     ),
     secret_saw(X-G-L).
 
+%  what a goal binds, the variables of it the walk had not met (its inputs were), tainted with N: a measure
+%  given a secret and the user (compare(O, P, U)) makes nothing of the user. One met before is marked
+%  branch(N): a rule's head (len(P, N) :- atom_length(P, N)) binds its caller's variable (secret_out/4)
+secret_add_bound(G, N, T0, T) :-
+    b_getval(sn_secret_seen, Seen), term_variables(G, Vs), secret_fresh(Vs, Seen, New, Old),
+    secret_add(New, N, T0, T1), secret_add(Old, branch(N), T1, T).
+
 %  X's variables tainted with N, a piece's name replacing a measure's (of(_))
 secret_add(X, N, T0, T) :- term_variables(X, Vs), foldl(secret_add_one(N), Vs, T0, T).
 
@@ -300,9 +307,11 @@ secret_goal(G, _, _, _, T0, T) :- secret_list_read(G, T0, T), !.
 secret_goal(G, _, _, _, T, T) :- \+ secret_in(G, T, _), !.
 secret_goal(G, _, _, _, T, T) :- secret_kind_of(G, K), memberchk(K, [check, site]), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
-%  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
-%  site (secret_sites/4), what it answers the person's
-secret_goal(G, sctx(_, Bases, _), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
+%  a base fact looked up by it (a tool's input, a stored fact's key) compares it, and what the tool or the
+%  fact answers for it is computed from it (a tool hashing it, the fact kept for that token); an askable's
+%  question is a site (secret_sites/4)
+secret_goal(G, sctx(_, Bases, _), _, _, T0, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !,
+    ( secret_of(G, T0, S) -> secret_measured(S, M), secret_add_bound(G, M, T0, T) ; T = T0 ).
 secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
     G =.. [_|As], secret_mask(As, T0, Mask0), secret_written(As, Mask0, Mask),
     secret_summary(C, N/A, Mask, [P|K], Out),
@@ -312,11 +321,11 @@ secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N
 secret_goal(X = Y, _, _, _, T0, T) :- !, secret_in(X = Y, T0, N0),
     ( N0 == 'args(_)', \+ ( var(X), var(Y) ) -> secret_unkeyed(N) ; N = N0 ), secret_add(X = Y, N, T0, T).
 secret_goal(G, _, _, _, T0, T) :- secret_kind_of(G, measure), !, secret_in(G, T0, N0),
-    ( N0 == 'args(_)' -> secret_unkeyed(N1) ; N1 = N0 ), secret_measured(N1, N), secret_add(G, N, T0, T).
+    ( N0 == 'args(_)' -> secret_unkeyed(N1) ; N1 = N0 ), secret_measured(N1, N), secret_add_bound(G, N, T0, T).
 %  the argument list at load, given to any other goal: what it reads or makes of the list may be any argument
 secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add(G, N, T0, T).
 secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
-secret_goal(G, _, _, _, T0, T) :- \+ secret_piece(G, T0, _), !, secret_of(G, T0, N), secret_add(G, N, T0, T).
+secret_goal(G, _, _, _, T0, T) :- \+ secret_piece(G, T0, _), !, secret_of(G, T0, N), secret_add_bound(G, N, T0, T).
 secret_goal(G, _, F-L, _, T0, T) :- secret_piece(G, T0, N), secret_add(G, N, T0, T),
     ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
     format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
