@@ -320,8 +320,9 @@ secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N
 %  the rule does not write
 secret_goal(X = Y, _, _, _, T0, T) :- !, secret_in(X = Y, T0, N0),
     ( N0 == 'args(_)', \+ ( var(X), var(Y) ) -> secret_unkeyed(N) ; N = N0 ), secret_add(X = Y, N, T0, T).
+%  (the argument list's own length at load: how many arguments the caller sent, no secret)
 secret_goal(G, _, _, _, T0, T) :- secret_kind_of(G, measure), !, secret_in(G, T0, N0),
-    ( N0 == 'args(_)' -> secret_unkeyed(N1) ; N1 = N0 ), secret_measured(N1, N), secret_add_bound(G, N, T0, T).
+    ( N0 == 'args(_)' -> T = T0 ; secret_measured(N0, N), secret_add_bound(G, N, T0, T) ).
 %  the argument list at load, given to any other goal: what it reads or makes of the list may be any argument
 secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add(G, N, T0, T).
 secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
