@@ -152,6 +152,8 @@ ALLOWED = {
     "a helper given the list and a written key": LIST_HEAD + "value_of(A, user, U), sub_atom(U, 0, 2, _, H), "
                                                  + _ask("H") + " )).\n"
                                                  "value_of(A, K, V) :- option_value(A, K, '', V).\n",
+    "the user formatted with the list": "guard('x__login', [user = U, args(A)],\n      ( format(atom(T), "
+                                        "'~w ~w', [U, A]), T \\== '', " + _ask("U") + " )).\n",
     "how many arguments the list holds": LIST_HEAD + "length(A, N), " + _ask("N") + " )).\n",
     "the list's keys checked under forall": LIST_HEAD + "forall(member(K, [x1, y1]), "
                                             "( option_value(A, K, 0, V), V >= 0 )), " + _ask("a") + " )).\n",

@@ -324,7 +324,7 @@ secret_goal(X = Y, _, _, _, T0, T) :- !, secret_in(X = Y, T0, N0),
 secret_goal(G, _, _, _, T0, T) :- secret_kind_of(G, measure), !, secret_in(G, T0, N0),
     ( N0 == 'args(_)' -> T = T0 ; secret_measured(N0, N), secret_add_bound(G, N, T0, T) ).
 %  the argument list at load, given to any other goal: what it reads or makes of the list may be any argument
-secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add(G, N, T0, T).
+secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add_bound(G, N, T0, T).
 secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
 secret_goal(G, _, _, _, T0, T) :- \+ secret_piece(G, T0, _), !, secret_of(G, T0, N), secret_add_bound(G, N, T0, T).
 secret_goal(G, _, F-L, _, T0, T) :- secret_piece(G, T0, N), secret_add(G, N, T0, T),
