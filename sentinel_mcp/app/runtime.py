@@ -22,7 +22,7 @@ from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building 
 from sentinel_mcp.app.missing_extra import install_hint
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.app.idle_trim import trim_when_idle
-from sentinel_mcp.app.listed_secret_flows import check_listed, checking_listings
+from sentinel_mcp.app.listed_secret_flows import check_listed, checking_listings, walking_reloads
 from sentinel_mcp.config import Config, StdioServer
 from sentinel_mcp.gateway.audit import AuditLog
 from sentinel_mcp.gateway.audit_anchor import AnchorLog
@@ -448,6 +448,7 @@ async def _assembled(
         seal=seal,
     )
     manager.on_catalog_changed = checking_listings(front.announce_catalog_changed, guard, manager.catalog)
+    walking_reloads(guard, manager.catalog)  # a reload's rules walked for the listed tools' secrets
     for p in problems:
         log.warning("%s", p)
     runtime = Runtime(config, gateway, front, manager, audit, instance, services, problems)

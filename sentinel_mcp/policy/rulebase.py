@@ -382,6 +382,9 @@ class RulebaseHolder:
         self._lock = asyncio.Lock()
         # told of every load, done or failed: (version, ok, cause, error); the policy history listens
         self.observers: list[Callable[[str, bool, str, str | None], Awaitable[None]]] = []
+        # given each rulebase that loaded, before it is in force (the walk of the listed tools' schema
+        # secrets: app/listed_secret_flows.py); what one raises is logged, the rulebase comes in force still
+        self.preparers: list[Callable[[Rulebase], Awaitable[None]]] = []
         self.last_load: tuple[float, str, bool] | None = None  # (when, cause, ok) of the last attempt
         # the files of the last load attempted: the configured ones, or a version another replica published
         self.attempted: list[Path] = list(files)
@@ -457,6 +460,11 @@ class RulebaseHolder:
                                 ) from None
 
     async def _activate(self, rb: Rulebase, cause: str) -> None:
+        for prepare in list(self.preparers):
+            try:
+                await prepare(rb)
+            except Exception:  # noqa: BLE001 - a preparer's own fault: what it checks is checked again later
+                log.exception("rulebase preparer")
         old, self.active = self.active, rb
         self.last_error = None
         await self._tell(rb.version, True, cause, None)

@@ -88,3 +88,42 @@ async def test_why_not_says_the_tool_is_denied_as_its_call_is(data_dir: Path) ->
             said = json.loads(why.content[0].text)
             assert said["decision"] == "deny" and SCHEMA_SECRET in said["reason"], (tool, said)
             assert "Hu?" not in why.content[0].text, said
+
+
+# rules that make nothing of ``word``, then a reload to rules that leak it, each its own way (the third
+# through the whole argument list, read by its key: no secret by its name, so loaded without a word)
+CLEAN = "".join(f"guard('ss__{t}', [user = U, word = W], ( W \\== '', confirmed('Sign ~w in?', [U]) )).\n"
+                for t in TOOLS)
+RELOADED = (
+    "guard('ss__write_only', [user = U, word = W], ( sub_atom(W, 0, 2, _, H), confirmed('~w?', [H]) )).\n"
+    "guard('ss__password_format', [user = U, word = W], ( aggregate_all(count, (member(C, [a, m, t]), "
+    "C @< W), N), confirmed('~w ~w?', [U, N]) )).\n"
+    "guard('ss__sensitive_meta', [args(A)], ( memberchk(word = W, A), upcase_atom(W, H), "
+    "confirmed('~w?', [H]) )).\n"
+)
+
+
+async def test_a_reload_whose_rules_leak_a_listed_secret_is_walked_before_it_is_in_force(
+        data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="sentinel_mcp.policy.schema_secret_flows")
+    config = _config(data_dir)
+    rules = data_dir / "leaks.pl"
+    rules.write_text(CLEAN)
+    async with running_gateway(config) as rt:
+        assert "leaks.pl:" not in "\n".join(r.getMessage() for r in caplog.records)
+        rules.write_text(RELOADED)
+        await rt.gateway.guard.rulebases.reload("test")  # type: ignore[attr-defined]
+        # named in the log by the reload itself, before any call of the tools
+        said = "\n".join(r.getMessage() for r in caplog.records)
+        for n, tool in enumerate(TOOLS):
+            assert f"leaks.pl:{n + 1}:" in said and f"ss__{tool}" in said, (tool, said)
+        async with Client(rt.front.server) as c:
+            for tool in TOOLS:
+                r = await c.call_tool(f"ss__{tool}", {"user": "ann", "word": SECRET})
+                assert r.is_error, (tool, r.content)
+        await rt.audit.flush()
+        rows = await rt.audit.read(tail=20)
+    denied = [str(row) for row in rows if row.get("decision") == "deny" and SCHEMA_SECRET in str(row)]
+    for n, tool in enumerate(TOOLS):
+        assert any(f"leaks.pl:{n + 1}:" in d and f"ss__{tool}" in d for d in denied), (tool, denied)
+    assert SECRET not in str(rows) and "HU" not in str(rows), rows

@@ -44,10 +44,9 @@ ARGS_LEAKS = {
     "option_value of it": "option_value(A, word, '', P), sub_atom(P, 0, 2, _, H), confirmed('~w?', [H])",
     "a member of the list": "member(word = P, A), sub_atom(P, 0, 2, _, H), confirmed('~w?', [H])",
     "the list shown": "confirmed('Call with ~w?', [A])",
-    "the list's text": "format(atom(T), '~w', [A]), sub_atom(T, 0, 40, _, H), confirmed('~w?', [H])",
-    "a key taken from a variable": "K = word, option_value(A, K, '', P), upcase_atom(P, H), "
-                                   "confirmed('~w', [H])",
 }
+# (a piece of the list's text, or a value read by a key held in a variable, is refused at load now, whatever
+# the schema: tests/policy/test_secret_derived_flows.py)
 ARGS_SAFE = "option_value(A, user, '', U), confirmed('Sign ~w in?', [U])"
 
 

@@ -2,14 +2,17 @@
 
     A guard's argument whose name says secret (secret_argument_name/1: the words of redactor.secret_name) may
     only be compared, measured, tested by type, and passed whole to a tool (a binding's input) or to a rule of
-    the rulebase (walked the same way): an allow list, secret_use/1. Any other goal given it (a part:
+    the rulebase (walked the same way): an allow list, by each goal's kind (secret_flow_kinds.pl: check,
+    measure; what a measure binds is followed as a value computed from it). Any other goal given it (a part:
     sub_atom/5; a case change; its characters or codes; arithmetic; format/3; a hash) is refused at load with
     its file and line: a proof records every goal with its values (the audit keeps it, the console and
     sentinel_why_not show it), and the masking at run time (core/secret_values.py) finds the value only as it
     was sent, never a piece, a transform or a hash of it (the hash of a 4-digit PIN is read back in 10,000
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
-    it is unified into, a rule gives back of it, or a collection holds of it, counts as it. A question
+    it is unified into, a rule gives back of it, or a collection holds of it, counts as it; what is computed
+    from it (a measure, a count or collection of solutions its goal decides, a branch it chose) may not reach
+    them either (of(Name): kept in the proof, never shown). A question
     spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
     An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
     redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
@@ -59,7 +62,7 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases, kept),
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
-           secret_walk(Body, Ctx, F-L, [], Ts, _)),
+           ( D =.. [_, _, Pat|_], secret_seen_from(Pat), secret_walk(Body, Ctx, F-L, [], Ts, _) )),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
 
@@ -85,24 +88,54 @@ secret_pattern([E|Es], X, Ts) :-
     ;   Ts = Ts0
     ).
 
-%  option_value/4 of the whole argument list (args/1) by a written key: the value of that argument, secret
-%  only when the argument is. For a tool whose schema's secrets are known, any other goal given the list is one
-%  given every secret it holds; at load, when no tool's arguments are known, the list is no secret but what
-%  is read from it by a secret's name (secret_lenient/1: a guard of the device's reads every argument so)
-secret_list_read(option_value(L, K, _, V), T0, T) :-
-    var(L), member(S-'args(_)', T0), S == L, !,
+%  A read of the whole argument list (args/1) by a key (option_value/4; member/2, memberchk/2, select/3,
+%  selectchk/3 of Key = Value): the value of that argument, secret when the argument is; a key the rule does
+%  not write (a variable: read from a list, a fact, an alias the walk does not run) may be any, a secret's
+%  too, so its value counts as one (secret_unkeyed/1). For a tool whose schema's secrets are known, any other
+%  goal given the list is one given every secret it holds; at load, when no tool's arguments are known, the
+%  list is no secret (secret_lenient/1: a guard of the device's reads every argument so), but what another
+%  goal reads or makes of it is (secret_goal/6)
+secret_list_read(G, T0, T) :-
+    secret_list_shape(G, L, E, Rest), var(L), member(S-'args(_)', T0), S == L, !,
+    ( nonvar(E), E = (K = V) -> true ; V = E ),
+    secret_add(Rest, 'args(_)', T0, T1),
     (   atom(K), \+ ( secret_extra(X), memberchk(K, X) ), \+ secret_argument_name(K)
-    ->  T = T0
+    ->  T = T1
     ;   atom(K)
-    ->  secret_add(V, K, T0, T)
+    ->  secret_add(V, K, T1, T)
     ;   secret_lenient('args(_)')
-    ->  T = T0
-    ;   secret_add(V, 'args(_)', T0, T)
+    ->  secret_unkeyed(U), secret_add(V, U, T1, T)
+    ;   secret_add(V, 'args(_)', T1, T)
     ).
+
+secret_list_shape(option_value(L, K, _, V), L, K = V, []).
+secret_list_shape(member(E, L), L, E, []).
+secret_list_shape(memberchk(E, L), L, E, []).
+secret_list_shape(select(E, L, R), L, E, R).
+secret_list_shape(selectchk(E, L, R), L, E, R).
+
+secret_unkeyed('an argument of args(_) read by a key the rule does not write').
 
 secret_lenient('args(_)') :- secret_extra([]).
 
-secret_of(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, \+ secret_lenient(N), !.
+%  secret_of(+X, +T, -N): X holds a secret variable (a piece of the secret first, else a value computed from
+%  it: of(Name)); secret_piece/3 the first kind only; secret_in/3 either, or the argument list at load
+secret_of(X, T, N) :- secret_piece(X, T, N), !.
+secret_of(X, T, of(N)) :- term_variables(X, Vs), member(V, Vs), member(S-of(N), T), S == V, !.
+
+secret_piece(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, N \= of(_), N \= branch(_),
+    \+ secret_lenient(N), !.
+
+secret_in(X, T, N) :- secret_of(X, T, N), !.
+secret_in(X, T, 'args(_)') :- term_variables(X, Vs), member(V, Vs), member(S-'args(_)', T), S == V, !.
+
+%  the name a measure of a secret goes by, and the name a message shows
+secret_measured(of(N), of(N)) :- !.
+secret_measured(N, of(N)).
+
+secret_shown(of(N), S) :- !, format(atom(S), '~w (a value computed from it: a count, a length, what a \c
+comparison of it chose)', [N]).
+secret_shown(N, N).
 
 secret_named([], _, []).
 secret_named([V|Vs], N, [V-N|Ts]) :- secret_named(Vs, N, Ts).
@@ -147,49 +180,103 @@ secret_pair(A, B) :- memberchk(A-B, [api-key, card-number, verification-code, se
 %  before Goal, Secret after it; the sites Goal writes checked on the way
 secret_walk(G, _, _, _, T, T) :- var(G), !.
 secret_walk((A, B), C, P, K, T0, T) :- !, secret_walk(A, C, P, K, T0, T1), secret_walk(B, C, P, K, T1, T).
-secret_walk((I -> Th ; E), C, P, K, T0, T) :- !, secret_branches([(I, Th), E], C, P, K, T0, T).
-secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches([(I, Th), E], C, P, K, T0, T).
-secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches([A, B], C, P, K, T0, T).
+secret_walk((I -> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
+secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
+secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches(A, [A, B], C, P, K, T0, T).
 secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 %  a negation's proof keeps only not(G), G as it was called (prove/2): what G's goals make of a secret is
 %  not kept, so they may (hidden); what G shows a person (a question, a denial's reason) is checked still
 secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk(G, CH, P, K, T0, _).
 secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
-secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches([G, true], C, P, K, T0, T).
+secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches(G, [G, true], C, P, K, T0, T).
 secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk((A, B), CH, P, K, T0, _).
 secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
 secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
     secret_site('a denial''s reason', R, T, P).
 secret_walk(findall(X, G, L), C, P, K, T0, T) :- !, secret_collect(X, G, L, C, P, K, T0, T).
 secret_walk(findall(X, G, L, Tl), C, P, K, T0, T) :- !, secret_collect(X-Tl, G, L, C, P, K, T0, T).
-secret_walk(aggregate_all(count, G, _), C, P, K, T0, T0) :- !, secret_walk(G, C, P, K, T0, _).
 secret_walk(aggregate_all(S, G, R), C, P, K, T0, T) :- !, secret_collect(S, G, R, C, P, K, T0, T).
 secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
 secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
 secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an effect writes', H, T, P).
 secret_walk(G, C, P, K, T0, T) :-
     secret_sites(G, C, T0, P),
-    secret_goal(G, C, P, K, T0, T).
+    secret_goal(G, C, P, K, T0, T),
+    secret_saw(G).
 
+%  The variables the walk of a clause has met so far (b_setval/2 keeps them shared, undone on backtracking:
+%  each declaration and each clause walked sets its own): what a branch binds first is told from them.
+secret_saw(G) :- b_getval(sn_secret_seen, S0), term_variables(S0-G, S), b_setval(sn_secret_seen, S).
+
+secret_seen_from(X) :- term_variables(X, S), b_setval(sn_secret_seen, S).
+
+%  Branches (an if-then-else, a disjunction, ignore/1) whose choice a secret decides (Cond is given one): what
+%  they bind first is computed from it (H in ( P @< m -> H = a ; H = b )), of(Name). Which branch ran is
+%  otherwise one bit the rulebase chose to show (a written question in one of them). A variable met before
+%  (a rule's head: its caller's, given or to be bound) is marked branch(Name): no secret in the rule, but
+%  a caller's variable bound by the call comes out computed from it (secret_out/4).
 %  (no lambdas over the clause's variables: yall copies a lambda's free variables, and the walk follows the
 %  clause's own variables)
-secret_branches(Bs, C, P, K, T0, T) :- secret_branch_ends(Bs, C, P, K, T0, T1), secret_unique(T1, T).
+secret_branches(Cond, Bs, C, P, K, T0, T) :-
+    b_getval(sn_secret_seen, Seen),
+    secret_branch_ends(Bs, C, P, K, T0, T1), secret_unique(T1, T2),
+    (   secret_of(Cond, T0, N)
+    ->  term_variables(Bs, Vs), secret_fresh(Vs, Seen, New, Old), secret_measured(N, M), secret_add(New, M, T2, T3),
+        secret_add(Old, branch(M), T3, T)
+    ;   T = T2
+    ),
+    secret_saw(Bs).
 
+secret_fresh([], _, [], []).
+secret_fresh([V|Vs], Seen, New, Old) :-
+    ( member(S, Seen), S == V -> New = New1, Old = [V|Old1] ; New = [V|New1], Old = Old1 ),
+    secret_fresh(Vs, Seen, New1, Old1).
+
+%  each branch walked from what was met before them all: a variable one branch binds is fresh in the next
 secret_branch_ends([], _, _, _, T0, T0).
 secret_branch_ends([B|Bs], C, P, K, T0, T) :-
-    secret_walk(B, C, P, K, T0, TB), secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
+    b_getval(sn_secret_seen, Seen), secret_walk(B, C, P, K, T0, TB), b_setval(sn_secret_seen, Seen),
+    secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
 
 secret_unique([], []).
 secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = [V-N|Out1] ), secret_unique(Ts, Out1).
 
-%  a collection holds secrets when its template does, once its goal ran
+%  a collection holds secrets when its template does, once its goal ran; and what it collects is computed
+%  from a secret its goal is given (which solutions there are, how many, the largest: the count of the
+%  letters sorting before a password)
 secret_collect(X, G, L, C, P, K, T0, T) :-
     secret_walk(G, C, P, K, T0, TG),
-    ( secret_of(X, TG, N) -> secret_add(L, N, T0, T) ; T = T0 ).
+    (   secret_of(X, TG, N) -> secret_add(L, N, T0, T)
+    ;   secret_of(G, T0, N) -> secret_measured(N, M), secret_add(L, M, T0, T)
+    ;   T = T0
+    ),
+    secret_saw(X-G-L).
 
-secret_add(X, N, T0, T) :- term_variables(X, Vs),
-    foldl([V, A0, A]>>( member(S-_, A0), S == V -> A = A0 ; A = [V-N|A0] ), Vs, T0, T).
+%  what a goal binds, the variables of it the walk had not met (its inputs were), tainted with N: a measure
+%  given a secret and the user (compare(O, P, U)) makes nothing of the user. One met before is marked
+%  branch(N): a rule's head (len(P, N) :- atom_length(P, N)) binds its caller's variable (secret_out/4)
+secret_add_bound(G, N, T0, T) :-
+    b_getval(sn_secret_seen, Seen), term_variables(G, Vs), secret_fresh(Vs, Seen, New, Old),
+    secret_add(New, N, T0, T1), secret_add(Old, branch(N), T1, T).
+
+%  X's variables tainted with N, a piece's name replacing a measure's (of(_))
+secret_add(X, N, T0, T) :- term_variables(X, Vs), foldl(secret_add_one(N), Vs, T0, T).
+
+secret_add_one(N, V, A0, A) :-
+    (   secret_entry(A0, V, N0)
+    ->  ( secret_rank(N, R), secret_rank(N0, R0), R > R0 -> secret_drop(A0, V, A1), A = [V-N|A1] ; A = A0 )
+    ;   A = [V-N|A0]
+    ).
+
+secret_rank(branch(_), 0) :- !.
+secret_rank(of(_), 1) :- !.
+secret_rank(_, 2).
+
+secret_entry([S-N0|Ts], V, N) :- ( S == V -> N = N0 ; secret_entry(Ts, V, N) ).
+
+secret_drop([], _, []).
+secret_drop([S-N|Ts], V, Out) :- ( S == V -> Out = Ts ; Out = [S-N|Out1], secret_drop(Ts, V, Out1) ).
 
 %  where a goal shows what it is given: a question's arguments, an askable's
 secret_sites(G, sctx(_, Bases, _), T, P) :-
@@ -203,70 +290,123 @@ secret_sites(G, sctx(_, Bases, _), T, P) :-
     ).
 
 secret_site(What, X, T, F-L) :-
-    (   secret_of(X, T, N)
-    ->  format(atom(M), '~w holds a value made from the secret argument ~w: a secret may be compared, measured, \c
+    (   secret_of(X, T, N0)
+    ->  secret_shown(N0, N),
+        format(atom(M), '~w holds a value made from the secret argument ~w: a secret may be compared, measured, \c
 hashed or passed whole to a tool, never shown or anything made from it (a piece, a case change, its \c
-characters, a sum); the person would read it', [What, N]),
+characters, a sum, a count, its length); the person would read it', [What, N]),
         ( secret_error(F, L, M) -> true ; assertz(secret_error(F, L, M)) )
     ;   true
     ).
 
-%  the allow list: uses of a secret that make nothing of it (a proof shows the value whole, which is masked)
-secret_use(G) :- compound(G), functor(G, N, A),
-    memberchk(N/A, [(==)/2, (\==)/2, (\=)/2, (@<)/2, (@>)/2, (@=<)/2, (@>=)/2, compare/3, (=:=)/2, (=\=)/2, (<)/2,
-                    (>)/2, (=<)/2, (>=)/2, atom_length/2, string_length/2, var/1, nonvar/1, atom/1, string/1,
-                    number/1, integer/1, atomic/1, is_list/1]).
-
+%  What a goal given a secret makes of it, by its kind (secret_flow_kinds.pl): a check binds nothing, a
+%  measure binds a value computed from it (allowed: kept in the proof as the measure is), any other goal's
+%  values are pieces of it (refused, but under a negation), or measures when it was given only measures.
+%  (a proof shows the value whole, which is masked)
 secret_goal(G, _, _, _, T0, T) :- secret_list_read(G, T0, T), !.
-secret_goal(G, _, _, _, T, T) :- \+ secret_of(G, T, _), !.
-secret_goal(G, _, _, _, T, T) :- secret_use(G), !.
+secret_goal(G, _, _, _, T, T) :- \+ secret_in(G, T, _), !.
+secret_goal(G, _, _, _, T, T) :- secret_kind_of(G, K), memberchk(K, [check, site]), !.
 secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparison with a written value
-%  a base fact looked up by it (a tool's input, a stored fact's key) compares it; an askable's question is a
-%  site (secret_sites/4), what it answers the person's
-secret_goal(G, sctx(_, Bases, _), _, _, T, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !.
+%  a base fact looked up by it (a tool's input, a stored fact's key) compares it, and what the tool or the
+%  fact answers for it is computed from it (a tool hashing it, the fact kept for that token); an askable's
+%  question is a site (secret_sites/4)
+secret_goal(G, sctx(_, Bases, _), _, _, T0, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !,
+    ( secret_of(G, T0, S) -> secret_measured(S, M), secret_add_bound(G, M, T0, T) ; T = T0 ).
 secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
-    G =.. [_|As], secret_mask(As, T0, Mask),
+    G =.. [_|As], secret_mask(As, T0, Mask0), secret_written(As, Mask0, Mask),
     secret_summary(C, N/A, Mask, [P|K], Out),
     foldl(secret_out, As, Out, T0, T).
-secret_goal(X = Y, _, _, _, T0, T) :- !, secret_of(X = Y, T0, N), secret_add(X = Y, N, T0, T).  % an alias
+%  an alias: of the argument list itself, the list (at load no secret); a part of it, an argument by a key
+%  the rule does not write
+secret_goal(X = Y, _, _, _, T0, T) :- !, secret_in(X = Y, T0, N0),
+    ( N0 == 'args(_)', \+ ( var(X), var(Y) ) -> secret_unkeyed(N) ; N = N0 ), secret_add(X = Y, N, T0, T).
+%  (the argument list's own length at load: how many arguments the caller sent, no secret)
+secret_goal(G, _, _, _, T0, T) :- secret_kind_of(G, measure), !, secret_in(G, T0, N0),
+    ( N0 == 'args(_)' -> T = T0 ; secret_measured(N0, N), secret_add_bound(G, N, T0, T) ).
+%  the argument list at load, given to any other goal: what it reads or makes of the list may be any argument
+secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add_bound(G, N, T0, T).
 secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
-secret_goal(G, _, F-L, _, T0, T) :- secret_of(G, T0, N), secret_add(G, N, T0, T),
+secret_goal(G, _, _, _, T0, T) :- \+ secret_piece(G, T0, _), !, secret_of(G, T0, N), secret_add_bound(G, N, T0, T).
+secret_goal(G, _, F-L, _, T0, T) :- secret_piece(G, T0, N), secret_add(G, N, T0, T),
     ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
     format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
 compared (==, \\==, <, ...), measured (atom_length/2) or passed whole to a tool or a rule; what a goal makes \c
 of it (a piece, a case change, its characters, a sum, a hash) is kept in the proof and could be shown', [Nm, A, N]),
     ( secret_error(F, L, M) -> true ; assertz(secret_error(F, L, M)) ).
 
-secret_mask([], _, []).
-secret_mask([X|Xs], T, [B|Bs]) :- ( secret_of(X, T, N) -> B = N ; B = 0 ), secret_mask(Xs, T, Bs).
+%  a rule given the argument list is walked with the written values its call gives (w(Value)): the key its
+%  caller names (asked_cap(A, max_steps, V) :- option_value(A, Name, ...)) is known there
+secret_written(As, Mask0, Mask) :-
+    ( memberchk('args(_)', Mask0) -> maplist(secret_written_one, As, Mask0, Mask) ; Mask = Mask0 ).
 
-secret_out(X, O, A0, A) :- ( O == 0 -> A = A0 ; secret_add(X, O, A0, A) ).
+secret_written_one(X, M0, M) :- ( M0 == 0, atomic(X) -> M = w(X) ; M = M0 ).
+
+secret_mask([], _, []).
+secret_mask([X|Xs], T, [B|Bs]) :- ( secret_in(X, T, N) -> B = N ; B = 0 ), secret_mask(Xs, T, Bs).
+
+secret_out(X, O, A0, A) :-
+    (   O == 0
+    ->  A = A0
+    ;   O = branch(N)  % bound by the call in a branch a secret chose: when the caller had not met it
+    ->  b_getval(sn_secret_seen, Seen), term_variables(X, Vs), secret_fresh(Vs, Seen, New, _),
+        secret_add(New, N, A0, A)
+    ;   secret_add(X, O, A0, A)
+    ).
 
 %  secret_summary(+Ctx, +PI, +Mask, +Stack, -Out): which arguments of a call of PI come out secret, given
 %  those its caller passes (Mask: 0, or the secret's name); each clause walked, its sites checked
 secret_summary(C, N/A, Mask, _, Out) :- secret_key(C, Mask, Key), secret_memo(N/A, Key, Out0), !, Out = Out0.
 secret_summary(C, N/A, Mask, K, Out) :- secret_key(C, Mask, Key),
     memberchk(rec(N/A, Key), K), !,
-    ( member(S, Mask), S \== 0 -> maplist(=(S), Out) ; maplist(=(0), Out) ).
+    ( member(S, Mask), S \== 0, S \= w(_) -> maplist(=(S), Out) ; maplist(=(0), Out) ).
 secret_summary(C, N/A, Mask, K, Out) :-
     secret_key(C, Mask, Key),
     (   maplist(==(0), Mask)
     ->  Out = Mask
     ;   C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
         same_length(Mask, Out0), maplist(=(0), Out0),
-        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out),
+        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out1),
+        secret_chosen(Clauses, Mask, Out1, Out),
         assertz(secret_memo(N/A, Key, Out))
     ).
 
 %  a summary is kept per mask and mode (a rule walked under a negation reports no goal given a secret)
-secret_key(sctx(_, _, Mode), Mask, Mode-Key) :- maplist([X, Y]>>( X == 0 -> Y = 0 ; Y = 1 ), Mask, Key).
+secret_key(sctx(_, _, Mode), Mask, Mode-Key) :- maplist(secret_key_of, Mask, Key).
+
+secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; X = of(_) -> Y = 2 ; X == 'args(_)' -> Y = 3 ; X = w(_) -> Y = X ; Y = 1 ).
 
 secret_hidden(sctx(Cls, Bases, _), sctx(Cls, Bases, hidden)).
 
 secret_clause(C, Mask, K, c(Cl, F, L), Out0, Out) :-
     \+ \+ ( rule_head(Cl, H), ( Cl = (_ :- B) -> true ; B = true ), H =.. [_|As],
-            foldl([X, M, A0, A]>>( M == 0 -> A = A0 ; secret_add(X, M, A0, A) ), As, Mask, [], T0),
-            secret_walk(B, C, F-L, K, T0, T),
-            secret_mask(As, T, Got), nb_setval(sn_secret_out, Got) ),
+            (   maplist(secret_specialised, As, Mask)
+            ->  foldl(secret_head_in, As, Mask, [], T0),
+                secret_seen_from(H), secret_walk(B, C, F-L, K, T0, T),
+                maplist(secret_head_out(T), As, Got)
+            ;   maplist(=(0), Got)  % a clause the call's written values do not match
+            ),
+            nb_setval(sn_secret_out, Got) ),
     nb_getval(sn_secret_out, Got),
-    maplist([G, O0, O]>>( G == 0 -> O = O0 ; O = G ), Got, Out0, Out).
+    maplist(secret_merged, Got, Out0, Out).
+
+%  a rule of several clauses given a secret: which clause answers may depend on it (a head's written value,
+%  a comparison in a body), so what the call binds is computed from it, as a branch's (secret_out/4)
+secret_chosen([_, _|_], Mask, Out0, Out) :- member(S, Mask), S \== 0, S \= w(_), \+ secret_lenient(S), !,
+    secret_measured(S, M), maplist(secret_chosen_one(branch(M)), Out0, Out).
+secret_chosen(_, _, Out, Out).
+
+secret_chosen_one(B, O0, O) :- ( O0 == 0 -> O = B ; O = O0 ).
+
+secret_specialised(X, M) :- ( M = w(V) -> X = V ; true ).
+
+secret_head_in(X, M, A0, A) :- ( ( M == 0 ; M = w(_) ) -> A = A0 ; secret_add(X, M, A0, A) ).
+
+%  what a head's argument comes out as: a secret, a value computed from one, or a branch(Name) mark
+secret_head_out(T, X, B) :-
+    (   secret_in(X, T, N) -> B = N
+    ;   term_variables(X, Vs), member(V, Vs), secret_entry(T, V, branch(N)) -> B = branch(N)
+    ;   B = 0
+    ).
+
+secret_merged(G, O0, O) :-
+    ( G == 0 -> O = O0 ; O0 == 0 -> O = G ; secret_rank(G, R), secret_rank(O0, R0), ( R > R0 -> O = G ; O = O0 ) ).

@@ -43,6 +43,7 @@
 :- include(own_texts).
 :- include(own_text_goals).
 :- include(secret_flows).
+:- include(secret_flow_kinds).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).
