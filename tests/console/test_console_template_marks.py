@@ -85,6 +85,8 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("policy.html", "current.version"): "a hex digest",
     ("policy.html", "f"): "a rulebase file of the owner's",
     ("policy.html", "f.name"): "a rulebase file's name, round-tripped in a form",
+    ("policy.html", "name"): "a rulebase file's name (an included one's as its include gives it), "
+                             "round-tripped in a form and in the address: shown marked beside it",
     ("policy.html", "holder.poll_interval"): "a number", ("policy.html", "out_of_reach"): "a count",
     ("policy.html", "since"): "a count", ("policy.html", "report.limits"): "Sentinel's own text",
     ("policy.html", "tree(after, none)"): "a macro: marked within",
