@@ -1,0 +1,128 @@
+"""A payment card number, its security code or an IBAN on the phone's screen reached the caller as drawn: a
+checkout page's "4000 0566 5566 5556", a banking app's "DE89 3704 0044 0532 0130 00", the CVC beside its
+label, in any spacing or script's digits, over adjacent labels. Now every screen text a screen tool returns
+shows them masked (all but the last 4), so neither the caller nor the gateway's audit record of the result
+holds them, unless the caller holds the ``payment_numbers`` consent (asked like any screen kind). Honest
+numbers (a phone number, an order id failing Luhn, a date, an amount) stay as they are."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import unicodedata
+
+import pytest
+from mcp import Client
+
+from device_tools.payment_numbers import PAYMENT, mask_texts
+from sentinel_mcp.app.runtime import running_gateway
+from tests.device.test_names_across_labels import dump_of_labels
+from tests.device.test_network_names import DUMP, over_adb
+from tests.identity.identity_rig import text
+from tests.identity.test_screen_consent import Person
+
+pytestmark = pytest.mark.timeout(120)
+PAN = "4000056655665556"  # passes Luhn
+IBAN = "DE89370400440532013000"  # passes mod-97
+
+
+# what Sentinel makes (snapshot and element ids, digests, tokens, times): random digits a short secret's may
+# be among by chance
+_MADE = re.compile(r"\b[es]-[0-9a-f]{8,}|[A-Za-z0-9_.+/=-]{30,}|\d+\.\d{3,}")
+
+
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _words(shown: str) -> str:
+    """``shown`` with JSON's escapes read ("\\uff10" is "０") and what Sentinel made left out."""
+    return _MADE.sub(" ", _ESCAPED.sub(lambda m: chr(int(m[1], 16)), shown))
+
+
+def everything(result: object) -> str:
+    return json.dumps(result.model_dump(mode="json", by_alias=True), ensure_ascii=False)  # type: ignore[attr-defined]
+
+
+def _digits(shown: str) -> str:
+    """Each digit of any script as its ASCII digit, in place."""
+    return "".join(str(unicodedata.digit(c)) if unicodedata.category(c) == "Nd" else c for c in shown)
+
+
+async def _read(tmp_path, fake_adb, dump: bytes, person: Person | None = None, **args) -> object:
+    fake_adb.script[DUMP].extend([dump] * 4)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=person or Person()) as c:
+            return await c.call_tool("device__screen_read", args)
+
+
+def _audit_text(tmp_path) -> str:
+    out = []
+    for db in tmp_path.rglob("*.db"):
+        with sqlite3.connect(db) as conn:
+            for (name,) in conn.execute("select name from sqlite_master where type='table'"):
+                out += [repr(row) for row in conn.execute(f'select * from "{name}"')]  # noqa: S608
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("labels, secret", [
+    (("Card number", "4000 0566 5566 5556"), "0566"),
+    (("Card number", "4000-0566-5566-5556"), "0566"),
+    (("Card number", "4000056655665556"), "0566"),
+    (("Card", "4000\u00a00566\u00a05566\u00a05556"), "0566"),  # no-break spaces
+    (("Card", "4000\u20090566\u202f5566.5556"), "0566"),  # thin spaces and a dot
+    (("Card", "４０００ ０５６６ ５５６６ ５５５６"), "０５６６"),  # full-width digits
+    (("Card", "٤٠٠٠ ٠٥٦٦ ٥٥٦٦ ٥٥٥٦"), "٠٥٦٦"),  # Arabic-Indic digits
+    (("Card", "4000 0566", "5566 5556"), "0566"),  # over two labels
+    (("Card", "4000", "0566", "5566", "5556"), "0566"),  # a group per label
+    (("IBAN", "DE89 3704 0044 0532 0130 00"), "3704"),
+    (("IBAN", "de89370400440532013000"), "3704"),
+    (("Card number", "4000 0566 5566 5556", "CVC", "737"), "737"),
+    (("Security code (CVV): 737",), "737"),
+])
+async def test_a_payment_secret_on_screen_is_masked(tmp_path, fake_adb, labels, secret):
+    result = await _read(tmp_path, fake_adb, dump_of_labels(*labels))
+    shown = _words(everything(result))
+    assert not result.is_error, shown[:600]
+    assert secret not in shown and _digits(secret) not in _digits(shown), shown[:1500]
+    assert "Card" in text(result) or "IBAN" in text(result) or "Security" in text(result)
+    audit = _words(_audit_text(tmp_path))
+    assert audit, "no audit record was read"
+    assert secret not in audit and _digits(secret) not in _digits(audit), audit[:1500]
+
+
+async def test_the_last_four_stay_and_the_result_says_what_it_masked(tmp_path, fake_adb):
+    result = await _read(tmp_path, fake_adb, dump_of_labels("Card", "4000 0566 5566 5556"))
+    assert "•••• •••• •••• 5556" in text(result), text(result)
+    assert "masked" in (result.structured_content or {}), result.structured_content
+
+
+async def test_with_the_consent_the_numbers_are_shown(tmp_path, fake_adb):
+    person = Person()
+    person.allow = True
+    result = await _read(tmp_path, fake_adb, dump_of_labels("Card", "4000 0566 5566 5556"), person,
+                         personal=[PAYMENT])
+    assert "4000 0566 5566 5556" in text(result), text(result)
+    assert any("payment" in q for q in person.asked), person.asked
+
+
+@pytest.mark.parametrize("labels", [
+    ("Call", "+49 30 1234 5678"),
+    ("Order", "1234567812345678"),  # 16 digits failing Luhn
+    ("Delivered", "06.12.2026", "14:30"),
+    ("Dates", "12.06.2026 14.06.2026"),
+    ("Total", "€1,234.56"),
+    ("Tracking", "1Z999AA10123456784"),
+])
+async def test_honest_numbers_are_shown_as_they_are(tmp_path, fake_adb, labels):
+    result = await _read(tmp_path, fake_adb, dump_of_labels(*labels))
+    for label in labels:
+        assert label in text(result), text(result)
+    assert "•" not in everything(result)
+
+
+def test_masking_a_screen_of_a_thousand_labels_is_bounded() -> None:
+    """10 KB over 1,000 labels, digits everywhere: one pass (the join bounds each window to 19 digits)."""
+    labels = [f"{i:04d} 12.06 #{i}" for i in range(1000)]
+    masked = mask_texts(labels)
+    assert len(masked) == 1000 and sum(len(x) for x in labels) >= 10_000
