@@ -7,6 +7,7 @@ numbers (a phone number, an order id failing Luhn, a date, an amount) stay as th
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import sqlite3
@@ -14,11 +15,14 @@ import unicodedata
 
 import pytest
 from mcp import Client
+from mcp.types import ImageContent
+from PIL import Image
 
 from device_tools.payment_numbers import PAYMENT, mask_texts
 from sentinel_mcp.app.runtime import running_gateway
 from tests.device.test_names_across_labels import dump_of_labels
 from tests.device.test_network_names import DUMP, over_adb
+from tests.device.test_screenshot_pixels_only import served
 from tests.identity.identity_rig import text
 from tests.identity.test_screen_consent import Person
 
@@ -54,6 +58,12 @@ async def _read(tmp_path, fake_adb, dump: bytes, person: Person | None = None, *
     async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=person or Person()) as c:
             return await c.call_tool("device__screen_read", args)
+
+
+def plain_png() -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (108, 240), (10, 200, 90)).save(buf, format="PNG")
+    return buf.getvalue()
 
 
 def _audit_text(tmp_path) -> str:
@@ -126,3 +136,37 @@ def test_masking_a_screen_of_a_thousand_labels_is_bounded() -> None:
     labels = [f"{i:04d} 12.06 #{i}" for i in range(1000)]
     masked = mask_texts(labels)
     assert len(masked) == 1000 and sum(len(x) for x in labels) >= 10_000
+
+
+async def test_a_screenshot_of_a_card_is_not_shown(tmp_path, fake_adb):
+    """The pixels cannot be masked: the image of a screen whose dump shows a card is left out, said why."""
+    served(fake_adb, plain_png())
+    fake_adb.script[DUMP].extend([dump_of_labels("Card", "4000 0566 5566 5556")] * 4)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            shot = await c.call_tool("device__screenshot", {})
+    assert not [p for p in shot.content if isinstance(p, ImageContent)], everything(shot)[:600]
+    assert PAYMENT in text(shot), text(shot)
+
+
+async def test_a_screenshot_of_an_honest_screen_is_shown(tmp_path, fake_adb):
+    served(fake_adb, plain_png())
+    fake_adb.script[DUMP].extend([dump_of_labels("Order", "1234567812345678")] * 4)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            shot = await c.call_tool("device__screenshot", {})
+    assert [p for p in shot.content if isinstance(p, ImageContent)], everything(shot)[:600]
+
+
+async def test_a_tap_on_a_card_keeps_it_out_of_every_record(tmp_path, fake_adb):
+    """The device's decision quotes the element's label (its question, its record): masked too."""
+    fake_adb.script[DUMP].extend([dump_of_labels("Pay with", "4000 0566 5566 5556")] * 8)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
+            read = await c.call_tool("device__screen_read", {})
+            element = next(e for e in read.structured_content["elements"] if e["text"].endswith("5556"))
+            tap = await c.call_tool("device__click", {"element_id": element["id"],
+                                                      "snapshot_id": read.structured_content["snapshot_id"]})
+    shown, audit = _words(everything(tap)), _words(_audit_text(tmp_path))
+    assert "0566" not in shown and "0566" not in audit, (shown[:800], audit[:800])
+    assert "•••• •••• •••• 5556" in shown and "5556" in audit, (shown[:800], audit[:800])  # it was quoted
