@@ -15,6 +15,7 @@ pixels cannot be masked here, and the result says why.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mcp.types import CallToolResult, ImageContent, TextContent
@@ -31,9 +32,12 @@ class _Masker:
     def __init__(self) -> None:
         self.count = 0
         self.quoted: dict[str, str] = {}  # repr(label) -> repr(masked label), longest first when applied
+        self._quoted: re.Pattern[str] | None = None
+        self.elements: set[int] = set()  # the elements (by id) whose labels ``labels`` masked
 
     def labels(self, items: list[Any]) -> None:
         """Mask the labels of a list of elements in place, in the order drawn."""
+        self.elements |= {id(item) for item in items if isinstance(item, dict)}
         where = [(item, key) for item in items if isinstance(item, dict)
                  for key in _LABEL_KEYS if isinstance(item.get(key), str) and item[key]]
         if not where:
@@ -62,10 +66,12 @@ class _Masker:
             self.quoted[repr(old[:-1])] = repr(new[:-1])
 
     def text(self, value: str) -> str:
-        for old in sorted(self.quoted, key=len, reverse=True):
-            if old in value:
-                value = value.replace(old, self.quoted[old])
-                self.count += 1
+        if self.quoted:
+            if self._quoted is None:  # one pass over each text, whatever the number of labels masked
+                longest_first = sorted(self.quoted, key=len, reverse=True)
+                self._quoted = re.compile("|".join(map(re.escape, longest_first)))
+            value, found = self._quoted.subn(lambda m: self.quoted[m.group()], value)
+            self.count += found
         masked, found = mask_text(value)
         self.count += found
         return masked
@@ -76,7 +82,9 @@ class _Masker:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.value(v, k if isinstance(k, str) else "") for k, v in value.items()}
+            drawn = id(value) in self.elements  # its labels were masked in the order drawn (``labels``)
+            return {k: v if drawn and k in _LABEL_KEYS else self.value(v, k if isinstance(k, str) else "")
+                    for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v) for v in value]
         return value

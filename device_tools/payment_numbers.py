@@ -33,8 +33,15 @@ KEEP = 4  # a card number's or IBAN's last characters shown: which card it is, n
 MIN_RUN = 3
 MAX_GAP = 3  # characters between two runs of one number ("4000 - 0566", " | " between labels)
 _JOIN_CHARS = frozenset(".-/|")
+_DIGITS = re.compile(r"\d+")
 _IBAN_SEP = r"[\s\u00a0\u2007\u2009\u202f\u200b\u2060-]{0,2}"
-_IBAN = re.compile(rf"(?<![A-Z0-9])[A-Z]{{2}}[0-9]{{2}}(?:{_IBAN_SEP}[A-Z0-9]){{11,30}}")
+# the countries of the IBAN registry (ISO 13616, SWIFT's list of 2024): two capitals a text holds by chance
+# ("e-bb03dedd TextView" passed mod-97 once in a thousand labels) rarely name one
+_IBAN_COUNTRIES = frozenset("""AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO
+FR GB GE GI GL GR GT HN HR HU IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL NO
+OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE""".split())
+# in capitals, as banks print it (a lowercase run of hex is an id, not an account)
+_IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Z]{{2}}[0-9]{{2}}(?:{_IBAN_SEP}[A-Z0-9]){{11,30}}(?![a-z])")
 # the words a card form labels its security code with (casefolded); a whole word of the text
 _CODE_WORDS = ("cvc", "cvc2", "cvv", "cvv2", "cid", "csc", "cav2", "security code", "card code",
                "sicherheitscode", "prüfnummer", "kartenprüfnummer", "código de seguridad",
@@ -50,20 +57,14 @@ def _joins(text: str, end: int, start: int) -> bool:
 
 
 def _digit_runs(text: str) -> list[tuple[int, int]]:
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text[i].isdecimal():
-            j = i
-            while j < n and text[j].isdecimal():
-                j += 1
-            # a run touching a letter is a word's ("e-979ce871", "1Z999AA1"): no card's part
-            if not (i and text[i - 1].isalpha()) and not (j < n and text[j].isalpha()):
-                out.append((i, j))
-            else:
-                out.append((i, i))  # a breaker
-            i = j
-        else:
-            i += 1
+    """Every run of decimal digits (``\\d``: any script's); a run touching a letter is a word's
+    ("e-979ce871", "1Z999AA1"), no card's part: it stands as an empty run, which parts the runs around it."""
+    out = []
+    n = len(text)
+    for m in _DIGITS.finditer(text):
+        i, j = m.span()
+        touches = (i and text[i - 1].isalpha()) or (j < n and text[j].isalpha())
+        out.append((i, i) if touches else (i, j))
     return out
 
 
@@ -75,7 +76,7 @@ def card_spans(text: str) -> list[tuple[int, int]]:
         if run[1] - run[0] >= MIN_RUN and group and _joins(text, group[-1][1], run[0]):
             group.append(run)
             continue
-        if group:
+        if group and sum(b - a for a, b in group) >= 13:  # (fewer digits hold no card)
             spans += card_windows(text, group)
         group = [run] if run[1] - run[0] >= MIN_RUN else []
     return spans
@@ -83,16 +84,18 @@ def card_spans(text: str) -> list[tuple[int, int]]:
 
 def _fold(text: str) -> str:
     """One character for each: any script's decimal digit as its ASCII digit, a full-width or other
-    compatibility letter as its plain capital (a character NFKC makes several of is left as it is)."""
+    compatibility letter as its plain one (a character NFKC makes several of is left as it is)."""
+    if text.isascii():
+        return text
     out = []
     for c in text:
         if c.isascii():
-            out.append(c.upper())
+            out.append(c)
         elif c.isdecimal():
             out.append(str(unicodedata.decimal(c)))
         else:
             n = unicodedata.normalize("NFKC", c)
-            out.append(n.upper() if len(n) == 1 and n.isascii() else c)
+            out.append(n if len(n) == 1 and n.isascii() else c)
     return "".join(out)
 
 
@@ -110,6 +113,8 @@ def iban_spans(text: str, folded: str | None = None) -> list[tuple[int, int]]:
     while (m := _IBAN.search(folded, at)) is not None:
         a, b = m.span()
         at = a + 1  # (the next one may start inside this candidate: it runs on over 30 characters)
+        if folded[a:a + 2] not in _IBAN_COUNTRIES:
+            continue
         ends = [i + 1 for i in range(a, b) if folded[i].isalnum() and (i + 1 == len(folded)
                                                                       or not folded[i + 1].isalnum())]
         # the longest in the line it starts in first: one over the next label (the next line) only when the
@@ -135,7 +140,7 @@ def code_spans(text: str, folded: str | None = None) -> list[tuple[int, int]]:
 
 def mask_text(text: str) -> tuple[str, int]:
     """``text`` with its payment secrets masked, and how many were."""
-    if not any(c.isdecimal() for c in text):
+    if _DIGITS.search(text) is None:
         return text, 0
     folded = _fold(text)
     cased = folded.casefold()

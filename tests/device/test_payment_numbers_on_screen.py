@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.types import ImageContent
 from PIL import Image
 
-from device_tools.payment_numbers import PAYMENT, mask_texts
+from device_tools.payment_numbers import PAYMENT, mask_text, mask_texts
 from sentinel_mcp.app.runtime import running_gateway
 from tests.device.test_names_across_labels import dump_of_labels
 from tests.device.test_network_names import DUMP, over_adb
@@ -86,7 +86,8 @@ def _audit_text(tmp_path) -> str:
     (("Card", "4000 0566", "5566 5556"), "0566"),  # over two labels
     (("Card", "4000", "0566", "5566", "5556"), "0566"),  # a group per label
     (("IBAN", "DE89 3704 0044 0532 0130 00"), "3704"),
-    (("IBAN", "de89370400440532013000"), "3704"),
+    (("IBAN", "DE89370400440532013000"), "3704"),
+    (("IBAN", "ＤＥ８９ ３７０４ ００４４ ０５３２ ０１３０ ００"), "３７０４"),
     (("Card number", "4000 0566 5566 5556", "CVC", "737"), "737"),
     (("Security code (CVV): 737",), "737"),
 ])
@@ -129,6 +130,14 @@ async def test_honest_numbers_are_shown_as_they_are(tmp_path, fake_adb, labels):
     for label in labels:
         assert label in text(result), text(result)
     assert "•" not in everything(result)
+
+
+@pytest.mark.parametrize("line", [
+    "[165] e-bb03dedd TextView text='0162 12.06 #162' res=part162 @9790,330",  # passed mod-97 as "BB03..."
+    "[2] e-7be2ee0e LinearLayout res=row contains='Card | Total' @540,330",
+])
+def test_sentinels_own_words_are_not_masked(line) -> None:
+    assert mask_text(line) == (line, 0)
 
 
 def test_masking_a_screen_of_a_thousand_labels_is_bounded() -> None:
