@@ -99,7 +99,7 @@ class ScreenPrivacy:
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
         tool, which argument names the kinds the caller asks the user for)."""
-        decl: dict[str, Any] = {"kinds": self.kinds}
+        decl: dict[str, Any] = {"kinds": self.kinds, "once": [PAYMENT]}
         if argument:
             decl["argument"] = argument
         return {SCREEN_META: decl}

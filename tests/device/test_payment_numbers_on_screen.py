@@ -179,3 +179,17 @@ async def test_a_tap_on_a_card_keeps_it_out_of_every_record(tmp_path, fake_adb):
     shown, audit = _words(everything(tap)), _words(_audit_text(tmp_path))
     assert "0566" not in shown and "0566" not in audit, (shown[:800], audit[:800])
     assert "•••• •••• •••• 5556" in shown and "5556" in audit, (shown[:800], audit[:800])  # it was quoted
+
+
+async def test_the_consent_is_for_one_call_never_remembered(tmp_path, fake_adb):
+    """Seeing a card number is a deliberate act, like revealing a one-time code: the user's yes (even with
+    "remember") shows them for the call that asked, and the next call gets them masked again."""
+    person = Person()
+    person.allow = person.remember = True
+    fake_adb.script[DUMP].extend([dump_of_labels("Card", "4000 0566 5566 5556")] * 8)
+    async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
+        async with Client(rt.front.server, mode="legacy", elicitation_callback=person) as c:
+            asked = await c.call_tool("device__screen_read", {"personal": [PAYMENT]})
+            again = await c.call_tool("device__screen_read", {})
+    assert "4000 0566 5566 5556" in text(asked), text(asked)
+    assert "0566" not in text(again) and "•••• •••• •••• 5556" in text(again), text(again)
