@@ -16,7 +16,7 @@ front. They declare ``"sentinel/personal_screen": {"kinds": [...], "argument": "
 tells the built-in, with each call, the kinds its caller holds consent for (``consented``), and the built-in
 withholds a screen of an app whose kind is missing (``device_tools/screen_privacy.py``). A caller that wants
 to see such a screen names the kinds in the declared argument (``personal=["messages"]``): those are asked
-like a ``sentinel/personal`` kind.
+like a ``sentinel/personal`` kind, or for that call only when the declaration lists them under ``once``.
 
 The question is the user's alone (provenance ``user``: an agent or an A2A peer cannot answer it); "allow"
 alone covers this one call, "allow" and "remember" grant it until revoked (``sentinel-mcp consent revoke``).

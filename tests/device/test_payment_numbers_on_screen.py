@@ -168,7 +168,7 @@ async def test_a_screenshot_of_an_honest_screen_is_shown(tmp_path, fake_adb):
 
 
 async def test_a_tap_on_a_card_keeps_it_out_of_every_record(tmp_path, fake_adb):
-    """The device's decision quotes the element's label (its question, its record): masked too."""
+    """The device's decision and refusal quote the element's label: masked too, and so in the records."""
     fake_adb.script[DUMP].extend([dump_of_labels("Pay with", "4000 0566 5566 5556")] * 8)
     async with running_gateway(over_adb(tmp_path, fake_adb)) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=Person()) as c:
@@ -177,6 +177,9 @@ async def test_a_tap_on_a_card_keeps_it_out_of_every_record(tmp_path, fake_adb):
             tap = await c.call_tool("device__click", {"element_id": element["id"],
                                                       "snapshot_id": read.structured_content["snapshot_id"]})
     shown, audit = _words(everything(tap)), _words(_audit_text(tmp_path))
+    # (the simulated phone's own window lies over the fake page: the tap is refused, its message quoting the
+    # element's label, the decision's record with it)
+    assert tap.is_error and "would receive the touch" in text(tap), shown[:800]
     assert "0566" not in shown and "0566" not in audit, (shown[:800], audit[:800])
     assert "•••• •••• •••• 5556" in shown and "5556" in audit, (shown[:800], audit[:800])  # it was quoted
 
