@@ -18,7 +18,9 @@ from mcp import Client
 from mcp.types import ImageContent
 from PIL import Image
 
+from device_tools.masked_results import MASKED_KEY, masked
 from device_tools.payment_numbers import PAYMENT, mask_text, mask_texts
+from device_tools.results import read_result
 from sentinel_mcp.app.runtime import running_gateway
 from tests.device.test_names_across_labels import dump_of_labels
 from tests.device.test_network_names import DUMP, over_adb
@@ -196,3 +198,14 @@ async def test_the_consent_is_for_one_call_never_remembered(tmp_path, fake_adb):
             again = await c.call_tool("device__screen_read", {})
     assert "4000 0566 5566 5556" in text(asked), text(asked)
     assert "0566" not in text(again) and "•••• •••• •••• 5556" in text(again), text(again)
+
+
+def test_text_read_off_the_pixels_is_masked_over_its_lines() -> None:
+    """OCR breaks a card over lines and reads it in the script drawn: a screen tool's text is masked as a
+    whole, and a screen that showed one loses its image."""
+    ocr = "Pay with\n４０００ ０５６６\n５５６６ ５５５６\nCVV: 737\nTotal €12.50"
+    shown = masked(read_result(ocr, {"text": ocr, "confidence": 0.9}), screen_shows=True)
+    expected = "Pay with\n•••• ••••\n•••• ５５５６\nCVV: •••\nTotal €12.50"
+    assert shown.content[0].text == expected, shown.content
+    assert shown.structured_content["text"] == shown.content[0].text
+    assert shown.structured_content[MASKED_KEY] == {"kinds": [PAYMENT], "image": False}
