@@ -197,7 +197,7 @@ class ScreenPrivacy:
         if hidden:
             return withheld(result, hidden)
         if allowed is not None and PAYMENT not in allowed:
-            result = masked(result, payment)
+            return self.labelled(masked(result, payment), packages)  # (masked: it shows none of them)
         return self.labelled(result, packages, payment)
 
     def labelled(self, result: CallToolResult, packages: Iterable[str], payment: bool = False

@@ -21,6 +21,7 @@ from PIL import Image
 from device_tools.masked_results import MASKED_KEY, masked
 from device_tools.payment_numbers import PAYMENT, mask_text, mask_texts
 from device_tools.results import read_result
+from device_tools.screen_privacy import PERSONAL_SHOWN
 from sentinel_mcp.app.runtime import running_gateway
 from tests.device.test_names_across_labels import dump_of_labels
 from tests.device.test_network_names import DUMP, over_adb
@@ -108,6 +109,8 @@ async def test_the_last_four_stay_and_the_result_says_what_it_masked(tmp_path, f
     result = await _read(tmp_path, fake_adb, dump_of_labels("Card", "4000 0566 5566 5556"))
     assert "•••• •••• •••• 5556" in text(result), text(result)
     assert "masked" in (result.structured_content or {}), result.structured_content
+    # a trace keeps it whatever the caller holds: it shows no number
+    assert PAYMENT not in (result.meta or {}).get(PERSONAL_SHOWN, []), result.meta
 
 
 async def test_with_the_consent_the_numbers_are_shown(tmp_path, fake_adb):
@@ -117,6 +120,7 @@ async def test_with_the_consent_the_numbers_are_shown(tmp_path, fake_adb):
                          personal=[PAYMENT])
     assert "4000 0566 5566 5556" in text(result), text(result)
     assert any("payment" in q for q in person.asked), person.asked
+    assert PAYMENT in result.meta[PERSONAL_SHOWN], result.meta  # a trace keeps it only while allowed
 
 
 @pytest.mark.parametrize("labels", [
