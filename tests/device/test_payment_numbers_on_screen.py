@@ -11,7 +11,10 @@ import io
 import json
 import re
 import sqlite3
+import subprocess
+import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -213,3 +216,21 @@ def test_text_read_off_the_pixels_is_masked_over_its_lines() -> None:
     assert shown.content[0].text == expected, shown.content
     assert shown.structured_content["text"] == shown.content[0].text
     assert shown.structured_content[MASKED_KEY] == {"kinds": [PAYMENT], "image": False}
+
+
+async def test_the_ids_of_a_card_label_are_no_oracle_for_its_digits(tmp_path, fake_adb):
+    """An element id (a digest of its label, class, id and place) and the snapshot id (of every label) were
+    plain hashes: a caller that sees "•••• •••• •••• 5556" builds the same dump for each candidate number
+    (a bank's first six digits and the Luhn check leave some 10^5) and finds the one whose ids match, in
+    another process, in seconds. The ids are now keyed with a secret of the device's process."""
+    dump = dump_of_labels("Card", "4000 0566 5566 5556")
+    result = await _read(tmp_path, fake_adb, dump)
+    shown = {e["id"] for e in result.structured_content["elements"]}
+    attacker = subprocess.run(
+        [sys.executable, "-c", "import sys; from device_tools.element_registry import ElementRegistry; "
+         "s = ElementRegistry().build(sys.stdin.buffer.read()); "
+         "print(s.snapshot_id, *(e.id for e in s.elements))"],
+        input=dump, capture_output=True, check=True, cwd=Path(__file__).parents[2], timeout=60)
+    snapshot, *ids = attacker.stdout.decode().split()
+    assert snapshot != result.structured_content["snapshot_id"]
+    assert not shown & set(ids), (shown, ids)
