@@ -35,8 +35,10 @@ from sentinel_mcp.core.call_meta import behind_gateway, consented_of
 
 from .element_registry import ElementRegistry, Snapshot
 from .errors import ScreenMoved
+from .masked_results import masked
 from .network_names import KnownNames, NetworkNames, shows_name, shows_name_across
 from .notice_windows import SYSTEM_UI, shows_notices
+from .payment_numbers import PAYMENT, holds_secret
 from .read_off_names import shows_read_off
 from .results import DECISION_META, snapshot_apps
 from .window_list import Window
@@ -70,7 +72,8 @@ class ScreenPrivacy:
         self.names = names
         if names is not None:
             self.apps |= {NAMES_SHOWN: NEARBY, NAMES_UNREAD: NEARBY, NAMES_CROWDED: NEARBY}
-        self.kinds = sorted(set(self.apps.values()))
+        # a payment secret on any screen is masked, not withheld: the checkout page around it is the caller's
+        self.kinds = sorted(set(self.apps.values()) | {PAYMENT})
         self.registry = registry
         registry.listeners.append(self._saw)
 
@@ -96,7 +99,7 @@ class ScreenPrivacy:
     def declaration(self, argument: str | None = None) -> dict[str, Any]:
         """The tool ``_meta`` that tells the gateway to say which kinds the caller holds (and, for a read
         tool, which argument names the kinds the caller asks the user for)."""
-        decl: dict[str, Any] = {"kinds": self.kinds}
+        decl: dict[str, Any] = {"kinds": self.kinds, "once": [PAYMENT]}
         if argument:
             decl["argument"] = argument
         return {SCREEN_META: decl}
@@ -182,21 +185,26 @@ class ScreenPrivacy:
                                      for p in (e.package, e.window, *e.hint_apps)} | {
             e.resource_id for e in snapshot.elements if e.resource_id in self.apps} | _names_in(snapshot)
 
-    def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = ()) -> Any:
+    def shown(self, result: Any, allowed: frozenset[str] | None, seen: Iterable[str] = (),
+              payment: bool = False) -> Any:
         """``result`` as the caller may see it: whole, or withheld whole when it shows a kind not allowed (or
-        the call read a screen of one: ``seen``)."""
+        the call read a screen of one: ``seen``); its payment secrets masked unless ``payment_numbers`` is
+        allowed (``payment``: a screen the call read shows one, so an image of it is not shown either)."""
         if not isinstance(result, CallToolResult):
             return result  # a question for the person (not the caller's data)
         packages = self.packages_of(result.structured_content) | set(seen)
         hidden = self.hidden_in(packages, allowed) if allowed is not None else {}
         if hidden:
             return withheld(result, hidden)
-        return self.labelled(result, packages)
+        if allowed is not None and PAYMENT not in allowed:
+            return self.labelled(masked(result, payment), packages)  # (masked: it shows none of them)
+        return self.labelled(result, packages, payment)
 
-    def labelled(self, result: CallToolResult, packages: Iterable[str]) -> CallToolResult:
+    def labelled(self, result: CallToolResult, packages: Iterable[str], payment: bool = False
+                 ) -> CallToolResult:
         """``result`` with the kinds of personal data it shows said in ``_meta`` (``PERSONAL_SHOWN``): a
         caller that keeps what it saw (the phone agent's trace) keeps it only while the consent is held."""
-        kinds = sorted({self.apps[p] for p in packages if p in self.apps})
+        kinds = sorted({self.apps[p] for p in packages if p in self.apps} | ({PAYMENT} if payment else set()))
         if not kinds:
             return result
         return result.model_copy(update={"meta": {**(result.meta or {}), PERSONAL_SHOWN: kinds}})
@@ -270,7 +278,10 @@ class ScreenPrivacy:
                 seen |= {p for s in screens for p in _names_in(s)} | _names_read_off(texts)
                 # the caller's snapshot too: a stale refusal names its element as that snapshot had it
                 seen |= self._snapshot_packages(kwargs.get("snapshot_id"))
-                return self.shown(result, self.allowed(ctx), seen)
+                # (standalone the phone's own user sees them: nothing to mark)
+                payment = ctx is not None and behind_gateway(ctx) and (
+                    any(_shows_payment(s) for s in screens) or holds_secret(texts))
+                return self.shown(result, self.allowed(ctx), seen, payment)
             finally:
                 _NAMES.reset(names)
 
@@ -311,6 +322,10 @@ def _names_in(snapshot: Snapshot) -> set[str]:
     crowded = set() if names.complete else {NAMES_CROWDED}
     shown = shows_name("\n".join(v for v in said if v), names) or shows_name_across(snapshot.texts, names)
     return crowded | ({NAMES_SHOWN} if shown else set())
+
+
+def _shows_payment(snapshot: Snapshot) -> bool:
+    return holds_secret([v for e in snapshot.elements for v in (e.text, e.desc, e.hint) if v])
 
 
 def _names_read_off(texts: list[str]) -> set[str]:

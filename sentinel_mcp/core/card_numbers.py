@@ -94,5 +94,11 @@ def _by_parity(values: list[int]) -> tuple[list[int], list[int]]:
     )
 
 
+def card_windows(text: str, group: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The card numbers in ``group`` (runs of ``text`` its caller found joined, by its own rule: the screen's
+    masking joins fewer characters than the firewall does)."""
+    return _in_group(text, group)
+
+
 def holds_card_number(text: str) -> bool:
     return bool(card_spans(text))

@@ -16,7 +16,7 @@ front. They declare ``"sentinel/personal_screen": {"kinds": [...], "argument": "
 tells the built-in, with each call, the kinds its caller holds consent for (``consented``), and the built-in
 withholds a screen of an app whose kind is missing (``device_tools/screen_privacy.py``). A caller that wants
 to see such a screen names the kinds in the declared argument (``personal=["messages"]``): those are asked
-like a ``sentinel/personal`` kind.
+like a ``sentinel/personal`` kind, or for that call only when the declaration lists them under ``once``.
 
 The question is the user's alone (provenance ``user``: an agent or an A2A peer cannot answer it); "allow"
 alone covers this one call, "allow" and "remember" grant it until revoked (``sentinel-mcp consent revoke``).
@@ -84,6 +84,15 @@ def _name_arguments(tool: Any) -> dict[str, str]:
     return {str(a): str(k) for a, k in names.items() if k} if isinstance(names, dict) else {}
 
 
+def once_kinds(tool: Any) -> frozenset[str]:
+    """``sentinel/personal_screen``'s ``once``: the kinds allowed for one call at a time, never remembered
+    (a payment card's number: seeing it is a deliberate act, as revealing a one-time code is)."""
+    meta = getattr(tool, "meta", None) or {}
+    decl = meta.get(SCREEN_META) if isinstance(meta, dict) else None
+    once = decl.get("once") if isinstance(decl, dict) else None
+    return frozenset(k for k in once if isinstance(k, str)) if isinstance(once, list) else frozenset()
+
+
 def screen_kinds(tool: Any) -> tuple[list[str], str | None] | None:
     """``sentinel/personal_screen``: (the kinds the tool's screens may show, the argument that asks for some);
     None when the tool does not declare it."""
@@ -115,9 +124,10 @@ def personal_kinds(tool: Any, call: ToolCall, configured: dict[str, str]) -> lis
         return []  # declares nothing and not configured (most tools): the four readings below all give none
     kind, by_argument = _declared(tool, call.identity, configured)
     out: list[tuple[str, bool]] = [(kind, False)] if kind else []
+    once = once_kinds(tool)
     for k in requested_kinds(call, screen_kinds(tool)):
-        if (k, False) not in out:
-            out.append((k, False))
+        if (k, k in once) not in out:
+            out.append((k, k in once))
     for arg, k in sorted(_name_arguments(tool).items()):
         # anything but a phone number is a name the tool looks up (absent: the tool refuses the call)
         value = call.arguments.get(arg)
@@ -167,7 +177,9 @@ class ConsentGate:
         if call.origin not in GATED_ORIGINS:
             return ALL_KINDS
         principal, purpose = call.principal or "", purpose_of(call)
-        kinds = {k for k in declared[0] if self.book.current(principal, k, purpose) is not None}
+        once = once_kinds(tool)  # never standing: only the consent this call was allowed with
+        kinds = {k for k in declared[0]
+                 if k not in once and self.book.current(principal, k, purpose) is not None}
         # a consent for this call only: one the gate used for a kind this call asked for (``gate`` puts the
         # consents it used in the proof; a kind the call did not name was never asked, whatever a proof says)
         asked = set(requested_kinds(call, declared))
@@ -188,7 +200,7 @@ class ConsentGate:
             return None
         if call.origin not in GATED_ORIGINS:
             return ALL_KINDS
-        live = {c.kind for c in self.book.list(call.principal or "")}
+        live = {c.kind for c in self.book.list(call.principal or "")} - once_kinds(tool)
         return sorted(k for k in declared[0] if k in live)
 
     def _once_key(self, call: ToolCall, kind: str) -> OnceKey:
