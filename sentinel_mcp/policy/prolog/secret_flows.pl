@@ -370,10 +370,12 @@ secret_summary(C, N/A, Mask, K, Out) :-
         assertz(secret_memo(N/A, Key, Out))
     ).
 
-%  a summary is kept per mask and mode (a rule walked under a negation reports no goal given a secret)
+%  a summary is kept per mask and mode (a rule walked under a negation reports no goal given a secret); the
+%  mask keeps each secret's name: a walk's errors and what it gives back name the argument of the guard being
+%  checked, not of the first guard that called the rule
 secret_key(sctx(_, _, Mode), Mask, Mode-Key) :- maplist(secret_key_of, Mask, Key).
 
-secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; X = of(_) -> Y = 2 ; X == 'args(_)' -> Y = 3 ; X = w(_) -> Y = X ; Y = 1 ).
+secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; Y = X ).
 
 secret_hidden(sctx(Cls, Bases, _), sctx(Cls, Bases, hidden)).
 
