@@ -44,6 +44,7 @@
 :- include(own_text_goals).
 :- include(secret_flows).
 :- include(secret_flow_kinds).
+:- include(secret_bindings).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).
