@@ -62,9 +62,16 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases, kept),
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
-           ( D =.. [_, _, Pat|_], secret_seen_from(Pat), secret_walk(Body, Ctx, F-L, [], Ts, _) )),
+           ( secret_walk_extra(RB, D, Extra), D =.. [_, _, Pat|_], secret_seen_from(Pat),
+             secret_walk(Body, Ctx, F-L, [], Ts, _) )),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
+
+%  at load, a declaration whose tool the rulebase names a secret argument of reads the whole argument list
+%  as strictly as a listing declaring it would (secret_named_arguments.pl)
+secret_walk_extra(RB, D, []) :- !, secret_list_names(RB, D, X),
+    retractall(secret_extra(_)), assertz(secret_extra(X)).
+secret_walk_extra(_, _, _).
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
@@ -135,6 +142,8 @@ secret_measured(N, of(N)).
 
 secret_shown(of(N), S) :- !, format(atom(S), '~w (a value computed from it: a count, a length, what a \c
 comparison of it chose)', [N]).
+secret_shown('args(_)', S) :- secret_extra([X|Xs]), !, atomic_list_concat([X|Xs], ', ', Names),
+    format(atom(S), 'args(_) (every argument of the call, the secret ~w among them)', [Names]).
 secret_shown(N, N).
 
 secret_named([], _, []).
@@ -368,7 +377,8 @@ secret_summary(C, N/A, Mask-Opens, K, Out) :-
 %  a summary is kept per mask, the arguments left unbound and mode (a rule walked under a negation reports
 %  no goal given a secret); the mask keeps each secret's name: a walk's errors and what it gives back name
 %  the argument of the guard being checked, not of the first guard that called the rule
-secret_key(sctx(_, _, Mode), Mask, Opens, Mode-Key-Opens) :- maplist(secret_key_of, Mask, Key).
+secret_key(sctx(_, _, Mode), Mask, Opens, Mode-List-Key-Opens) :- maplist(secret_key_of, Mask, Key),
+    ( secret_lenient('args(_)') -> List = lenient ; List = strict ).
 
 secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; Y = X ).
 
