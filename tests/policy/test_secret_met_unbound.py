@@ -4,7 +4,8 @@ The walk told a goal's outputs from the variables it had not met yet: a variable
 (``Y = [X]``), a type test (``var(Y)``), a comparison, a negation, a collection's template or one branch only
 was taken for an input, so what a tool, a fact or a measure answered for the secret through it came out clean
 (``Y = [X], login_ok(U, P, Y)``: ``X`` is the tool's answer for the password). Now a variable is an input only
-once a goal binds it (the call's arguments, a goal that computes it, an alias of a bound value), and a value
+once a goal binds it (the call's arguments, a goal that computes it, an alias of a bound value, a rule
+binding it in every clause), and a value
 built of variables (an alias) holds what they hold: binding it binds them, and showing it shows them. Real
 SWI-Prolog."""
 
@@ -25,6 +26,7 @@ HEAD = (
     "fact(owner/2).\n"
     "via(P, Ok) :- login_ok(u, P, Ok).\n"
     "lower(U, L) :- downcase_atom(U, L).\n"
+    "noop(_).\nis_new(Y) :- var(Y).\nsize([], 0).\nsize([_|T], N) :- size(T, M), N is M + 1.\n"
 )
 HEAD_LINES = HEAD.count("\n")
 
@@ -62,8 +64,11 @@ LEAKS = {
     "an askable's question": "Y = [X], login_ok(U, P, Y), why(X, _)",
     "a denial's reason": "Y = [X], login_ok(U, P, Y), require(fail, X)",
     "met in a rule's head": "Y = [X], again(P, Y), " + _ask("X"),
+    "met in a rule that binds nothing": "noop(Y), login_ok(U, P, Y), " + _ask("Y"),
+    "met in a rule that tests it": "is_new(Y), login_ok(U, P, Y), " + _ask("Y"),
+    "met in a rule binding it in one clause only": "perhaps(U, Y), login_ok(U, P, Y), " + _ask("Y"),
 }
-RULES = "again(P, Y) :- Y = Z, login_ok(u, P, Z).\n"
+RULES = "again(P, Y) :- Y = Z, login_ok(u, P, Z).\nperhaps(ann, a).\nperhaps(_, _).\n"
 
 # what still loads: an input met before is no output
 ALLOWED = {
@@ -75,6 +80,7 @@ ALLOWED = {
     "a text computed before": "atom_concat(U, '@x', E), login_ok(E, P, Ok), Ok == true, " + _ask("E"),
     "a rule's answer before": "lower(U, L), login_ok(L, P, Ok), Ok == true, " + _ask("L"),
     "bound in both branches": "( U == ann -> E = a ; E = b ), login_ok(E, P, Ok), Ok == true, " + _ask("E"),
+    "a recursive rule's answer before": "size([a, b], N), login_ok(U, P, N), " + _ask("N"),
     "an alias of a bound value": "atom_length(U, N), M = N, login_ok(U, P, M), " + _ask("M"),
 }
 

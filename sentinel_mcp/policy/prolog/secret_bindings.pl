@@ -47,10 +47,48 @@ secret_fresh([V|Vs], St, New, Old) :-
 secret_open_term(X) :- secret_vars(X, Vs), secret_state(St), secret_fresh(Vs, St, [_|_], _).
 
 %  after a goal: a check binds nothing (what it met stays open); an alias binds one side when the other is
-%  bound (a written value, a bound variable), else records itself; any other goal binds what it met
-secret_saw(G) :- secret_kind_of(G, alias), G =.. [_, X, Y], !, secret_alias(X, Y).
-secret_saw(G) :- secret_kind_of(G, K), memberchk(K, [check, site]), !, secret_met(G, open).
-secret_saw(G) :- secret_met(G, bound).
+%  bound (a written value, a bound variable), else records itself; a rule binds the arguments every clause
+%  of it binds (secret_binds/4); any other goal binds what it met
+secret_saw(G, _) :- secret_kind_of(G, alias), G =.. [_, X, Y], !, secret_alias(X, Y).
+secret_saw(G, _) :- secret_kind_of(G, K), memberchk(K, [check, site]), !, secret_met(G, open).
+secret_saw(G, C) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
+    G =.. [_|As], maplist(secret_open_flag, As, Opens), secret_binds(C, N/A, Opens, Binds),
+    secret_met(G, open), foldl(secret_bound_by, As, Binds, 0, _).
+secret_saw(G, _) :- secret_met(G, bound).
+
+secret_bound_by(X, B, _, _) :- ( B == 1 -> secret_met(X, bound) ; true ).
+
+%  secret_binds(+Ctx, +PI, +Opens, -Binds): of the arguments a call leaves unbound (Opens: 1), those every
+%  clause of the rule binds (1); walked once per (rule, Opens) with no secret, kept with the walk's summaries
+%  (secret_memo/3); a rule met again within its own walk binds none of them (a recursion: not known)
+secret_binds(_, PI, Opens, B) :- secret_memo(PI, binds(Opens), B0), !, B = B0.
+secret_binds(_, _, Opens, B) :- maplist(==(0), Opens), !, B = Opens.
+secret_binds(_, PI, Opens, B) :- nb_current(sn_secret_binding, K), memberchk(PI-Opens, K), !,
+    maplist(secret_not_opened, Opens, B).
+secret_binds(C, N/A, Opens, B) :-
+    C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
+    ( nb_current(sn_secret_binding, K0) -> true ; K0 = [] ),
+    b_setval(sn_secret_binding, [N/A-Opens|K0]),
+    same_length(B0, Opens), maplist(=(1), B0),
+    foldl(secret_binds_clause(C, Opens), Clauses, B0, B),
+    b_setval(sn_secret_binding, K0),
+    assertz(secret_memo(N/A, binds(Opens), B)).
+
+secret_not_opened(O, B) :- ( O == 1 -> B = 0 ; B = 1 ).
+
+secret_binds_clause(C, Opens, c(Cl, F, L), B0, B) :-
+    b_getval(sn_secret_state, St),
+    \+ \+ ( rule_head(Cl, H), ( Cl = (_ :- Body) -> true ; Body = true ), H =.. [_|As],
+            secret_opened(As, Opens, Open), secret_seen_from(H, Open),
+            secret_walk(Body, C, F-L, [], [], _),
+            maplist(secret_bound_flag, As, Got), nb_setval(sn_secret_got, Got) ),
+    b_setval(sn_secret_state, St),
+    nb_getval(sn_secret_got, Got),
+    maplist(secret_both_bound, Got, B0, B).
+
+secret_bound_flag(X, F) :- ( secret_all_bound(X) -> F = 1 ; F = 0 ).
+
+secret_both_bound(X, Y, Z) :- ( X == 1, Y == 1 -> Z = 1 ; Z = 0 ).
 
 secret_met(X, How) :-
     secret_state(st(S0, O0, A)), term_variables(X, Vs), secret_not_in(Vs, S0, New), append(S0, New, S),

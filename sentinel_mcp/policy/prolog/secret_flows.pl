@@ -214,7 +214,7 @@ secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an eff
 secret_walk(G, C, P, K, T0, T) :-
     secret_sites(G, C, T0, P),
     secret_goal(G, C, P, K, T0, T),
-    secret_saw(G).
+    secret_saw(G, C).
 
 %  (which variables the walk knows bound, what a goal binds: secret_bindings.pl)
 
