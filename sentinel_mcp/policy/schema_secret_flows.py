@@ -19,7 +19,6 @@ from collections.abc import Iterable
 
 from sentinel_mcp.core.decision import Deny, ToolCall
 from sentinel_mcp.core.display_text import Marked, safe_text
-from sentinel_mcp.core.redactor import secret_name
 from sentinel_mcp.policy.engine import PrologEngine
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.prolog_text import json_atom, quote_atom
@@ -48,14 +47,15 @@ class SchemaSecretFlows:
     async def of(self, rb: Rulebase, identity: str, name: str, secret: Iterable[str]) -> Deny | None:
         """Why a call of the tool ``identity`` (exposed as ``name``, its schema declaring ``secret``) is
         denied because a guard or effect bound to it leaks one of them, or None; walked at a listing
-        (``app/listed_secret_flows.py``) or at the first call. Names said secret by their spelling were walked
-        at load already."""
+        (``app/listed_secret_flows.py``) or at the first call. Names said secret by their spelling are walked
+        too: the load walked them only where the rulebase names them, and a guard showing the whole argument
+        list (``args(A)``) of a tool it names no secret of shows them (secret_named_arguments.pl)."""
         secret = secret if isinstance(secret, frozenset) else frozenset(secret)  # a route's own: hash kept
         key = (rb.module, identity, secret)
         if key in self._known:  # the hot path: one lookup
             known = self._known[key]
             return None if known is None else known.model_copy()  # each call's decision its own
-        extra = frozenset(n for n in secret if not secret_name(n))
+        extra = secret
         if not extra or not (rb.info.guards_tool(identity) or rb.info.names_effect(identity)):
             self._remember(key, None)
             return None

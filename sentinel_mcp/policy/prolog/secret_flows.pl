@@ -62,9 +62,16 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases, kept),
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
-           ( D =.. [_, _, Pat|_], secret_seen_from(Pat), secret_walk(Body, Ctx, F-L, [], Ts, _) )),
+           ( secret_walk_extra(RB, D, Extra), D =.. [_, _, Pat|_], secret_seen_from(Pat),
+             secret_walk(Body, Ctx, F-L, [], Ts, _) )),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
     retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
+
+%  at load, a declaration whose tool the rulebase names a secret argument of reads the whole argument list
+%  as strictly as a listing declaring it would (secret_named_arguments.pl)
+secret_walk_extra(RB, D, []) :- !, secret_list_names(RB, D, X),
+    retractall(secret_extra(_)), assertz(secret_extra(X)).
+secret_walk_extra(_, _, _).
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
@@ -121,13 +128,13 @@ secret_lenient('args(_)') :- secret_extra([]).
 %  secret_of(+X, +T, -N): X holds a secret variable (a piece of the secret first, else a value computed from
 %  it: of(Name)); secret_piece/3 the first kind only; secret_in/3 either, or the argument list at load
 secret_of(X, T, N) :- secret_piece(X, T, N), !.
-secret_of(X, T, of(N)) :- term_variables(X, Vs), member(V, Vs), member(S-of(N), T), S == V, !.
+secret_of(X, T, of(N)) :- secret_vars(X, Vs), member(V, Vs), member(S-of(N), T), S == V, !.
 
-secret_piece(X, T, N) :- term_variables(X, Vs), member(V, Vs), member(S-N, T), S == V, N \= of(_), N \= branch(_),
+secret_piece(X, T, N) :- secret_vars(X, Vs), member(V, Vs), member(S-N, T), S == V, N \= of(_), N \= branch(_),
     \+ secret_lenient(N), !.
 
 secret_in(X, T, N) :- secret_of(X, T, N), !.
-secret_in(X, T, 'args(_)') :- term_variables(X, Vs), member(V, Vs), member(S-'args(_)', T), S == V, !.
+secret_in(X, T, 'args(_)') :- secret_vars(X, Vs), member(V, Vs), member(S-'args(_)', T), S == V, !.
 
 %  the name a measure of a secret goes by, and the name a message shows
 secret_measured(of(N), of(N)) :- !.
@@ -135,6 +142,8 @@ secret_measured(N, of(N)).
 
 secret_shown(of(N), S) :- !, format(atom(S), '~w (a value computed from it: a count, a length, what a \c
 comparison of it chose)', [N]).
+secret_shown('args(_)', S) :- secret_extra([X|Xs]), !, atomic_list_concat([X|Xs], ', ', Names),
+    format(atom(S), 'args(_) (every argument of the call, the secret ~w among them)', [Names]).
 secret_shown(N, N).
 
 secret_named([], _, []).
@@ -187,10 +196,12 @@ secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T
 secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 %  a negation's proof keeps only not(G), G as it was called (prove/2): what G's goals make of a secret is
 %  not kept, so they may (hidden); what G shows a person (a question, a denial's reason) is checked still
-secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk(G, CH, P, K, T0, _).
+secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0), secret_walk(G, CH, P, K, T0, _),
+    secret_unbinding(St0).
 secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
 secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches(G, [G, true], C, P, K, T0, T).
-secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_walk((A, B), CH, P, K, T0, _).
+secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0),
+    secret_walk((A, B), CH, P, K, T0, _), secret_unbinding(St0).
 secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
 secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
     secret_site('a denial''s reason', R, T, P).
@@ -203,13 +214,9 @@ secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an eff
 secret_walk(G, C, P, K, T0, T) :-
     secret_sites(G, C, T0, P),
     secret_goal(G, C, P, K, T0, T),
-    secret_saw(G).
+    secret_saw(G, C).
 
-%  The variables the walk of a clause has met so far (b_setval/2 keeps them shared, undone on backtracking:
-%  each declaration and each clause walked sets its own): what a branch binds first is told from them.
-secret_saw(G) :- b_getval(sn_secret_seen, S0), term_variables(S0-G, S), b_setval(sn_secret_seen, S).
-
-secret_seen_from(X) :- term_variables(X, S), b_setval(sn_secret_seen, S).
+%  (which variables the walk knows bound, what a goal binds: secret_bindings.pl)
 
 %  Branches (an if-then-else, a disjunction, ignore/1) whose choice a secret decides (Cond is given one): what
 %  they bind first is computed from it (H in ( P @< m -> H = a ; H = b )), of(Name). Which branch ran is
@@ -219,25 +226,20 @@ secret_seen_from(X) :- term_variables(X, S), b_setval(sn_secret_seen, S).
 %  (no lambdas over the clause's variables: yall copies a lambda's free variables, and the walk follows the
 %  clause's own variables)
 secret_branches(Cond, Bs, C, P, K, T0, T) :-
-    b_getval(sn_secret_seen, Seen),
-    secret_branch_ends(Bs, C, P, K, T0, T1), secret_unique(T1, T2),
+    secret_state(St0),
+    secret_branch_ends(Bs, St0, C, P, K, T0, T1, Ends), secret_unique(T1, T2),
     (   secret_of(Cond, T0, N)
-    ->  term_variables(Bs, Vs), secret_fresh(Vs, Seen, New, Old), secret_measured(N, M), secret_add(New, M, T2, T3),
-        secret_add(Old, branch(M), T3, T)
+    ->  b_setval(sn_secret_state, St0), secret_vars(Bs, Vs), secret_fresh(Vs, St0, New, Old),
+        secret_measured(N, M), secret_add(New, M, T2, T3), secret_add(Old, branch(M), T3, T)
     ;   T = T2
     ),
-    secret_saw(Bs).
+    secret_branch_state(St0, Ends).
 
-secret_fresh([], _, [], []).
-secret_fresh([V|Vs], Seen, New, Old) :-
-    ( member(S, Seen), S == V -> New = New1, Old = [V|Old1] ; New = [V|New1], Old = Old1 ),
-    secret_fresh(Vs, Seen, New1, Old1).
-
-%  each branch walked from what was met before them all: a variable one branch binds is fresh in the next
-secret_branch_ends([], _, _, _, T0, T0).
-secret_branch_ends([B|Bs], C, P, K, T0, T) :-
-    b_getval(sn_secret_seen, Seen), secret_walk(B, C, P, K, T0, TB), b_setval(sn_secret_seen, Seen),
-    secret_branch_ends(Bs, C, P, K, T0, T1), append(TB, T1, T).
+%  each branch walked from what was known before them all: a variable one branch binds is fresh in the next
+secret_branch_ends([], _, _, _, _, T0, T0, []).
+secret_branch_ends([B|Bs], St0, C, P, K, T0, T, [St|Ends]) :-
+    b_setval(sn_secret_state, St0), secret_walk(B, C, P, K, T0, TB), secret_state(St),
+    secret_branch_ends(Bs, St0, C, P, K, T0, T1, Ends), append(TB, T1, T).
 
 secret_unique([], []).
 secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = [V-N|Out1] ), secret_unique(Ts, Out1).
@@ -246,22 +248,22 @@ secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = 
 %  from a secret its goal is given (which solutions there are, how many, the largest: the count of the
 %  letters sorting before a password)
 secret_collect(X, G, L, C, P, K, T0, T) :-
-    secret_walk(G, C, P, K, T0, TG),
+    secret_state(St0), secret_walk(G, C, P, K, T0, TG), secret_unbinding(St0), secret_met(X-G, open),
     (   secret_of(X, TG, N) -> secret_add(L, N, T0, T)
     ;   secret_of(G, T0, N) -> secret_measured(N, M), secret_add(L, M, T0, T)
     ;   T = T0
     ),
-    secret_saw(X-G-L).
+    secret_met(L, bound).
 
 %  what a goal binds, the variables of it the walk had not met (its inputs were), tainted with N: a measure
 %  given a secret and the user (compare(O, P, U)) makes nothing of the user. One met before is marked
 %  branch(N): a rule's head (len(P, N) :- atom_length(P, N)) binds its caller's variable (secret_out/4)
 secret_add_bound(G, N, T0, T) :-
-    b_getval(sn_secret_seen, Seen), term_variables(G, Vs), secret_fresh(Vs, Seen, New, Old),
+    secret_state(St), secret_vars(G, Vs), secret_fresh(Vs, St, New, Old),
     secret_add(New, N, T0, T1), secret_add(Old, branch(N), T1, T).
 
 %  X's variables tainted with N, a piece's name replacing a measure's (of(_))
-secret_add(X, N, T0, T) :- term_variables(X, Vs), foldl(secret_add_one(N), Vs, T0, T).
+secret_add(X, N, T0, T) :- secret_vars(X, Vs), foldl(secret_add_one(N), Vs, T0, T).
 
 secret_add_one(N, V, A0, A) :-
     (   secret_entry(A0, V, N0)
@@ -313,8 +315,8 @@ secret_goal(X = Y, _, _, _, T, T) :- ( ground(X) ; ground(Y) ), !.  % a comparis
 secret_goal(G, sctx(_, Bases, _), _, _, T0, T) :- callable(G), functor(G, N, A), get_assoc(N/A, Bases, base(_, _)), !,
     ( secret_of(G, T0, S) -> secret_measured(S, M), secret_add_bound(G, M, T0, T) ; T = T0 ).
 secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
-    G =.. [_|As], secret_mask(As, T0, Mask0), secret_written(As, Mask0, Mask),
-    secret_summary(C, N/A, Mask, [P|K], Out),
+    G =.. [_|As], secret_mask(As, T0, Mask0), secret_written(As, Mask0, Mask), maplist(secret_open_flag, As, Opens),
+    secret_summary(C, N/A, Mask-Opens, [P|K], Out),
     foldl(secret_out, As, Out, T0, T).
 %  an alias: of the argument list itself, the list (at load no secret); a part of it, an argument by a key
 %  the rule does not write
@@ -348,46 +350,57 @@ secret_out(X, O, A0, A) :-
     (   O == 0
     ->  A = A0
     ;   O = branch(N)  % bound by the call in a branch a secret chose: when the caller had not met it
-    ->  b_getval(sn_secret_seen, Seen), term_variables(X, Vs), secret_fresh(Vs, Seen, New, _),
+    ->  secret_state(St), secret_vars(X, Vs), secret_fresh(Vs, St, New, _),
         secret_add(New, N, A0, A)
     ;   secret_add(X, O, A0, A)
     ).
 
-%  secret_summary(+Ctx, +PI, +Mask, +Stack, -Out): which arguments of a call of PI come out secret, given
-%  those its caller passes (Mask: 0, or the secret's name); each clause walked, its sites checked
-secret_summary(C, N/A, Mask, _, Out) :- secret_key(C, Mask, Key), secret_memo(N/A, Key, Out0), !, Out = Out0.
-secret_summary(C, N/A, Mask, K, Out) :- secret_key(C, Mask, Key),
+%  secret_summary(+Ctx, +PI, +Mask-Opens, +Stack, -Out): which arguments of a call of PI come out secret,
+%  given those its caller passes (Mask: 0, or the secret's name) and those it leaves unbound (Opens: 1, a
+%  goal of the rule given a secret binds it); each clause walked, its sites checked
+secret_summary(C, N/A, Mask-Opens, _, Out) :- secret_key(C, Mask, Opens, Key), secret_memo(N/A, Key, Out0), !,
+    Out = Out0.
+secret_summary(C, N/A, Mask-Opens, K, Out) :- secret_key(C, Mask, Opens, Key),
     memberchk(rec(N/A, Key), K), !,
     ( member(S, Mask), S \== 0, S \= w(_) -> maplist(=(S), Out) ; maplist(=(0), Out) ).
-secret_summary(C, N/A, Mask, K, Out) :-
-    secret_key(C, Mask, Key),
+secret_summary(C, N/A, Mask-Opens, K, Out) :-
+    secret_key(C, Mask, Opens, Key),
     (   maplist(==(0), Mask)
     ->  Out = Mask
     ;   C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
         same_length(Mask, Out0), maplist(=(0), Out0),
-        foldl(secret_clause(C, Mask, [rec(N/A, Key)|K]), Clauses, Out0, Out1),
+        foldl(secret_clause(C, Mask, Opens, [rec(N/A, Key)|K]), Clauses, Out0, Out1),
         secret_chosen(Clauses, Mask, Out1, Out),
         assertz(secret_memo(N/A, Key, Out))
     ).
 
-%  a summary is kept per mask and mode (a rule walked under a negation reports no goal given a secret)
-secret_key(sctx(_, _, Mode), Mask, Mode-Key) :- maplist(secret_key_of, Mask, Key).
+%  a summary is kept per mask, the arguments left unbound and mode (a rule walked under a negation reports
+%  no goal given a secret); the mask keeps each secret's name: a walk's errors and what it gives back name
+%  the argument of the guard being checked, not of the first guard that called the rule
+secret_key(sctx(_, _, Mode), Mask, Opens, Mode-List-Key-Opens) :- maplist(secret_key_of, Mask, Key),
+    ( secret_lenient('args(_)') -> List = lenient ; List = strict ).
 
-secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; X = of(_) -> Y = 2 ; X == 'args(_)' -> Y = 3 ; X = w(_) -> Y = X ; Y = 1 ).
+secret_key_of(X, Y) :- ( X == 0 -> Y = 0 ; Y = X ).
+
+secret_open_flag(X, F) :- ( secret_open_term(X) -> F = 1 ; F = 0 ).
 
 secret_hidden(sctx(Cls, Bases, _), sctx(Cls, Bases, hidden)).
 
-secret_clause(C, Mask, K, c(Cl, F, L), Out0, Out) :-
+secret_clause(C, Mask, Opens, K, c(Cl, F, L), Out0, Out) :-
     \+ \+ ( rule_head(Cl, H), ( Cl = (_ :- B) -> true ; B = true ), H =.. [_|As],
             (   maplist(secret_specialised, As, Mask)
-            ->  foldl(secret_head_in, As, Mask, [], T0),
-                secret_seen_from(H), secret_walk(B, C, F-L, K, T0, T),
+            ->  secret_opened(As, Opens, Open), secret_seen_from(H, Open),
+                foldl(secret_head_in, As, Mask, [], T0),
+                secret_walk(B, C, F-L, K, T0, T),
                 maplist(secret_head_out(T), As, Got)
             ;   maplist(=(0), Got)  % a clause the call's written values do not match
             ),
             nb_setval(sn_secret_out, Got) ),
     nb_getval(sn_secret_out, Got),
     maplist(secret_merged, Got, Out0, Out).
+
+secret_opened([], [], []).
+secret_opened([X|Xs], [F|Fs], Out) :- ( F == 1 -> Out = [X|Out1] ; Out = Out1 ), secret_opened(Xs, Fs, Out1).
 
 %  a rule of several clauses given a secret: which clause answers may depend on it (a head's written value,
 %  a comparison in a body), so what the call binds is computed from it, as a branch's (secret_out/4)
@@ -404,7 +417,7 @@ secret_head_in(X, M, A0, A) :- ( ( M == 0 ; M = w(_) ) -> A = A0 ; secret_add(X,
 %  what a head's argument comes out as: a secret, a value computed from one, or a branch(Name) mark
 secret_head_out(T, X, B) :-
     (   secret_in(X, T, N) -> B = N
-    ;   term_variables(X, Vs), member(V, Vs), secret_entry(T, V, branch(N)) -> B = branch(N)
+    ;   secret_vars(X, Vs), member(V, Vs), secret_entry(T, V, branch(N)) -> B = branch(N)
     ;   B = 0
     ).
 

@@ -44,6 +44,8 @@
 :- include(own_text_goals).
 :- include(secret_flows).
 :- include(secret_flow_kinds).
+:- include(secret_bindings).
+:- include(secret_named_arguments).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).

@@ -1,0 +1,38 @@
+/*  Part of sentinel_core (included): the secret arguments the rulebase itself names for a declaration's
+    tool, for the walk of secret_flows.pl at load.
+
+    At load the loader does not know a tool's arguments, so the whole argument list (args(A)) is no secret
+    (secret_lenient/1: a device guard reads every argument so). But when the rulebase says the tool has a
+    secret argument, a guard showing the whole list (a question, a denial's reason, an askable, a fact)
+    shows that secret to a person, and the loader can name it: the declaration is walked with the list as
+    strict as at a listing whose schema declares those names (secret_extra/1). The rulebase names one by a
+    secret-named argument in the declaration's own pattern, in another guard's or effect's of the same tool
+    (by its name or a prefix*), in a binding's tool arguments, or as a key the declaration reads from the
+    list (member(password = P, A), option_value(A, pin, _, P)). A guard of a tool no rule names a secret
+    argument of may show the list: what it holds of a secret is known only from the tool's schema, and the
+    listing walk (sn_schema_secret_flows/5) refuses it then.
+*/
+
+%  secret_list_names(+RB, +Decl, -Names): the secret argument names the rulebase gives Decl's tool, sorted
+secret_list_names(RB, D, Names) :-
+    (   D =.. [_, T, Pat|Rest], atom(T), is_list(Pat), memberchk(args(_), Pat)
+    ->  findall(N, secret_named_for(RB, T, Pat, Rest, N), Ns), sort(Ns, Names)
+    ;   Names = []
+    ).
+
+secret_named_for(_, _, Pat, _, N) :- secret_pattern_name(Pat, N).
+secret_named_for(RB, T, _, _, N) :- RB:'$src'(decl, D, _, _), ( D = guard(T2, Pat, _) ; D = effect(T2, Pat, _) ),
+    atom(T2), secret_tools_meet(T, T2), is_list(Pat), secret_pattern_name(Pat, N).
+secret_named_for(RB, T, _, _, N) :- RB:'$src'(decl, binding(_, tool(T2, Args), _, _), _, _), atom(T2),
+    secret_tools_meet(T, T2), is_list(Args), secret_pattern_name(Args, N).
+secret_named_for(_, _, _, Body, N) :- sub_term(X, Body), compound(X),
+    ( X = (K = _) ; X = option_value(_, K, _, _) ), atom(K), secret_argument_name(K), N = K.
+
+secret_pattern_name(Pat, N) :- member(E, Pat), nonvar(E), E = (N0 = _), text_to_atom_safe(N0, N),
+    secret_argument_name(N).
+
+%  two declarations' tools meet: the same name, or a prefix* covering the other
+secret_tools_meet(T, T) :- !.
+secret_tools_meet(T1, T2) :- ( secret_prefix_covers(T1, T2) ; secret_prefix_covers(T2, T1) ), !.
+
+secret_prefix_covers(P, T) :- atom_concat(Prefix, '*', P), sub_atom(T, 0, _, _, Prefix).
