@@ -111,6 +111,18 @@ def _options(choices: list[dict[str, Any]], *, found: bool = False) -> list[dict
     return out
 
 
+def choice_problem(type_: Any) -> str | None:
+    """Why a ``choice([...])`` type makes no question (``_options``), or None: checked when the rulebase loads
+    (rulebase.py), as when it is asked. A ``choice_of``'s choices are found only when it is asked."""
+    if not isinstance(type_, dict) or "choice" not in type_:
+        return None
+    try:
+        _options(choices_of(type_) or [])
+    except UnaskableChoices as e:
+        return str(e)
+    return None
+
+
 def _read_as(title: str) -> set[str]:
     """How a person reads ``title``: its skeletons (``looks_alike``'s), its words one space apart."""
     return set(skeletons(" ".join(title.split())))

@@ -26,13 +26,16 @@ BAD = [
     "[a - \"Same\", b - \"same \"]", "[change_of_plan, 'Change of plan']", "[true, \"true\"]", "[1, '1']",
     "[a - \"I don't know\", b]", "[a - \"i  DON'T know\"]", "[]", "[[], a]", "[1.0Inf, a]", "[1.5NaN]",
     "[\"i_dont_know\", a]", "[a - 3, b]", "[a - '', b]", "[a - \"\", b]", "[a - [], b]",
+    # read alike through look-alike characters (the question's own check: skeletons), found after the load
+    "[a - \"I don\u2019t know\"]", "[a - \"Yes\", b - \"Y\u0435s\"]", "[l, 1]",
 ]
 
 
 @pytest.mark.parametrize("choices", BAD)
 async def test_a_choice_list_no_form_can_ask_is_an_error_with_its_line(tmp_path: Path, choices: str) -> None:
     pl = tmp_path / "shop.pl"
-    pl.write_text(f'% shop\n\naskable(level(A, L), "Which level for ~w?", choice({choices}), []).\n' + GUARD)
+    pl.write_text(f'% shop\n\naskable(level(A, L), "Which level for ~w?", choice({choices}), []).\n' + GUARD,
+                  encoding="utf-8")
     problems = await check_files(shared_engine(), [pl])
     errors = [p for p in problems if p.severity == "error" and p.line == 3 and "choice" in p.message]
     assert errors and errors[0].file.endswith("shop.pl"), problems
