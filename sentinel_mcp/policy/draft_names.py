@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.policy.prolog_text import LITERAL_TEXTS, term_text, to_prolog_chars
-from sentinel_mcp.policy.questions import DONT_KNOW
+from sentinel_mcp.policy.questions import DONT_KNOW, DONT_KNOW_TITLE, humanize
 
 
 def quote(atom: str) -> str:
@@ -60,16 +60,20 @@ def choice_text(value: object) -> str | None:
             return repr(value)
         except ValueError:  # more digits than Python writes (its int_max_str_digits): no real choice
             return None
-    if isinstance(value, str) and value != DONT_KNOW and value not in LITERAL_TEXTS:
+    # a text shown as "I don't know" would stand beside that answer, which every question has
+    if isinstance(value, str) and value != DONT_KNOW and value not in LITERAL_TEXTS \
+            and offered(value) != offered(DONT_KNOW_TITLE):
         return quote(value)
     return None  # a text "true": a question's answer is the rulebase's atom (answer_facts.py), the literal's
 
 
 def offered(value: object) -> str:
-    """The text a person reads a choice of ``value`` as (questions.py's option title, when it has no label):
-    1 and "1" alike, so a question offering both is asked of no one (``UnaskableChoices``): a draft keeps
-    the first."""
-    return json.dumps(integral_as_int(value)) if not isinstance(value, str) else value
+    """How a person reads a choice of ``value``: questions.py's option title when it has no label (the value
+    humanized: ``True`` "True", ``None`` "None", ``in_progress`` "In progress"), folded as the loader compares
+    titles (case and spacing aside: declaration_checks.pl's folded_title/2). Values read alike (1 and "1",
+    "open" and "Open") make no question, and no rulebase loads with them: a draft keeps the first."""
+    shown = humanize(value if isinstance(value, str) else integral_as_int(value))
+    return " ".join(shown.split()).casefold()
 
 
 def atom_text(name: str) -> str:

@@ -28,6 +28,7 @@ from sentinel_mcp.policy.rulebase_includes import include_plan, included_files
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
+from sentinel_mcp.policy.questions import choice_problem
 from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,8 @@ class AskableInfo(BaseModel):
     type: str | dict[str, Any]
     from_: list[str] = Field(alias="from")
     ttl: float | None = None  # an answer's time to live in seconds; None: the session's (no expiry)
+    file: str = ""  # where it is declared
+    line: int = 0
 
 
 class DocumentInfo(BaseModel):
@@ -308,7 +311,7 @@ async def load_rulebase(engine: PrologEngine, files: list[Path], version: str | 
                     message=f"a declaration Sentinel cannot read ({where}: {first['msg']})")
             for f in files
         ]) from None
-    placed = _misplaced_documents(info) if own_documents else []
+    placed = (_misplaced_documents(info) if own_documents else []) + _unaskable_choices(info)
     if placed:
         await engine.unload(module)
         raise RulebaseError(placed + warnings)
@@ -338,6 +341,18 @@ def _misplaced_documents(info: RulebaseInfo) -> list[Problem]:
         if why is not None:
             out.append(Problem(severity="error", file=d.file, line=d.line,
                                message=f"policy_document({d.name}, ...): {why}"))
+    return out
+
+
+def _unaskable_choices(info: RulebaseInfo) -> list[Problem]:
+    """A ``choice([...])`` the question could not be built of (``questions.choice_problem``: choices read
+    alike through look-alike letters, which the loader's own check, by case and spacing, does not see):
+    refused at load, with its line, rather than when it is asked."""
+    out = []
+    for a in info.askables:
+        why = choice_problem(a.type)
+        if why is not None:
+            out.append(Problem(severity="error", file=a.file, line=a.line, message=why))
     return out
 
 

@@ -6,7 +6,7 @@ An elicitation offered every choice as a string constant (``"3"`` for the ruleba
 string) was kept as ``'2'``, which its rule ``L == "2"`` does not match. Each choice is now offered as its own
 JSON value (the number 3, the text "2", the boolean true), an answer is taken only of that type (the text "3"
 for the number 3 is refused, never coerced), and the fact holds the term the rulebase declared. Two choices
-an answer (or a person) could not tell apart make no question."""
+an answer (or a person) could not tell apart make no question: the rulebase does not load."""
 
 from __future__ import annotations
 
@@ -117,4 +117,6 @@ async def test_choices_an_answer_cannot_tell_apart_are_asked_of_no_one(data_dir:
         async with Client(rt.front.server, mode=mode, elicitation_callback=answer) as raw:
             r = await Carried(raw).call_tool("tb__write_marker", {"path": str(marker), "text": "one"})
     assert r.is_error and seen == [], (r.content[0].text, seen)
+    # refused at load, naming the line (tests/policy/test_askable_choice_lists.py), so never asked
+    assert "levels.pl:1" in r.content[0].text and "could not tell them apart" in r.content[0].text, r.content
     assert not marker.exists()

@@ -87,9 +87,12 @@ async def test_an_object_or_list_value_is_denied_until_ruled_on(data_dir: Path, 
     assert "can be no choice" in (data_dir / "draft.pl").read_text()
 
 
-@pytest.mark.parametrize("values", [[{"a": 1}, [1]], ["true", "null"], ["i_dont_know"], [1, 1.0, "1"]])
+@pytest.mark.parametrize("values", [[{"a": 1}, [1]], ["true", "null"], ["i_dont_know"], [1, 1.0, "1"],
+                                    ["open", "Open"], ["in_progress", "in  progress"], ["I don't know", "x"],
+                                    [True, "True"], [None, "None"]])
 def test_an_enum_of_values_no_question_offers_apart_checks_clean(tmp_path: Path, values: list[Any]) -> None:
-    """"i_dont_know" as a choice, or a choice([]) left of an enum of objects, failed the draft's check."""
+    """"i_dont_know" as a choice, or a choice([]) left of an enum of objects, failed the draft's check; so do
+    two values shown alike (the loader's titles: case and spacing aside), or one shown as "I don't know"."""
     from sentinel_mcp.cli import main
 
     tool = {**TOOLS[0], "inputSchema": {"type": "object", "properties": {"mode": {"enum": values}}}}

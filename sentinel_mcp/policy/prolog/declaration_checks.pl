@@ -42,7 +42,10 @@ decl_problem(askable(_, _, _, O), error, M) :- is_list(O), append(_, [X|Rest], O
 decl_problem(askable(H, _, choice_of(V, _, _), _), error, M) :- callable(H), H =.. As, last(As, A), A \== V,
     format(atom(M), 'the value of choice_of(Value, Label, Goal) must be the answer (last) argument of ~q', [H]).
 decl_problem(askable(_, _, choice(L), _), error, M) :- is_list(L), member(X, L), ( X = (V - _) -> true ; V = X ),
-    V == i_dont_know, format(atom(M), 'i_dont_know is the answer "I don''t know" of every question; it cannot be a choice', []).
+    choice_json(V, text(i_dont_know)),  % the atom, and the text "i_dont_know": one JSON value, the answer's
+    format(atom(M), 'i_dont_know is the answer "I don''t know" of every question; it cannot be a choice', []).
+decl_problem(askable(_, _, choice(L), _), error, M) :- once(valid_type(choice(L))),
+    once(choice_list_problem(L, M)).
 decl_problem(policy_document(N, P), error, M) :- \+ ( atom(N), ( atom(P) ; string(P) ) ),
     format(atom(M), 'policy_document(Name, Path) needs an atom name and a path, got ~q', [policy_document(N, P)]).
 decl_problem(cites(PI, Ref), error, M) :- \+ ( PI = N/A, atom(N), integer(A), valid_ref(Ref) ),
@@ -101,7 +104,7 @@ effect_action(establish(H, C)) :- callable(H), callable(C).
 valid_pointer(key(P)) :- !, atom(P).
 valid_pointer(P) :- atom(P).
 valid_type(yes_no). valid_type(text). valid_type(number).
-valid_type(choice(L)) :- is_list(L), L \== [], maplist(choice_item, L).
+valid_type(choice(L)) :- is_list(L), maplist(choice_item, L).  % (an empty one: choice_list_problem/2)
 valid_type(choice_of(_, _, G)) :- callable(G).
 choice_item(V - L) :- !, atomic(V), ( atomic(L) ; string(L) ).
 choice_item(V) :- atomic(V).
@@ -122,3 +125,60 @@ askable_option(from(L)) :- !, is_list(L), L \== [], forall(member(W, L), ( atom(
 askable_option(ttl(N)) :- !, ( N == session -> true ; number(N), N > 0, N < inf ).  % finite: 1.0Inf is a number
 askable_option(unknown(as(V))) :- !, ground(V).
 askable_option(unknown(T)) :- ( atom(T) ; string(T) ), T \== '', T \== "".
+
+%  choice_list_problem(+Choices, -Message): why a choice([...]) list makes no question a form can ask, as
+%  questions.py builds it: each choice is offered as its JSON value with a title (its label, else the value
+%  humanized), and "I don't know" is one more. A value with no JSON value, a label that is no text, or two
+%  choices an answer (one JSON value: '1' and "1", 1 and 1.0) or a person (one title, whatever its case and
+%  spacing, "I don't know"'s too) could not tell apart: refused when asked, so refused here, at its line.
+choice_list_problem([], 'choice([]) offers nothing to choose: a choice question needs at least one choice').
+choice_list_problem(L, M) :- member(X, L), choice_parts(X, V, _), \+ choice_json(V, _),
+    format(atom(M), 'the choice ~q has no value a form can offer (a text, a finite number, true, false or null)',
+           [V]).
+choice_list_problem(L, M) :- member(V - Lb, L), \+ ( ( atom(Lb) ; string(Lb) ), Lb \== '', Lb \== "" ),
+    format(atom(M), 'the label of the choice ~q must be text (a non-empty string or atom), got ~q', [V, Lb]).
+choice_list_problem(L, M) :- member(X, L), choice_title_key(X, T, K), dont_know_title_key(K),
+    format(atom(M), 'the choice titled "~w" reads as the answer "I don''t know" every question has: a person \c
+                     could not tell them apart', [T]).
+choice_list_problem(L, M) :-
+    findall(K-X, ( member(X, L), choice_parts(X, V, _), choice_json(V, K) ), Vs), same_key(Vs, X1, X2),
+    format(atom(M), 'the choices ~q and ~q are one value in a form (JSON): an answer could not tell them apart',
+           [X1, X2]).
+choice_list_problem(L, M) :-
+    findall(K-X, ( member(X, L), choice_title_key(X, _, K) ), Ts),
+    same_key(Ts, X1, X2), choice_title_key(X1, T, _),
+    format(atom(M), 'the choices ~q and ~q are both shown as "~w": a person could not tell them apart',
+           [X1, X2, T]).
+
+choice_parts(V - Lb, V, Lb) :- !.
+choice_parts(V, V, @(none)).
+
+%  the JSON value a choice is offered as (answer_json.pl's pl_json/2), as a key: a number by its value (1 and
+%  1.0 are one JSON number), text by its characters (an atom and a string alike); none for a value JSON has
+%  not (a float with no number, [] a list)
+choice_json(V, bool(V)) :- ( V == true ; V == false ), !.
+choice_json(V, null) :- V == null, !.
+choice_json(V, text(V)) :- atom(V), !.
+choice_json(V, text(A)) :- string(V), !, atom_string(A, V).
+choice_json(V, num(V)) :- integer(V), !.
+choice_json(V, num(K)) :- float(V), V =:= V, abs(V) =\= inf, ( V =:= truncate(V) -> K is truncate(V) ; K = V ).
+
+%  the title a person reads (the label, else the value as questions.humanize shows its JSON value), and its
+%  key: lower case, its words one space apart
+choice_title_key(X, T, K) :- choice_parts(X, V, Lb), choice_title(V, Lb, T), folded_title(T, K).
+choice_title(_, Lb, T) :- ( atom(Lb) ; string(Lb) ), Lb \== '', Lb \== "", !, atom_string(T, Lb).
+choice_title(V, _, T) :- choice_json(V, J), !, json_title(J, V, T0),
+    atomic_list_concat(Ws, '_', T0), atomic_list_concat(Ws, ' ', T).
+json_title(bool(true), _, 'True').
+json_title(bool(false), _, 'False').
+json_title(null, _, 'None').
+json_title(text(A), _, A).
+json_title(num(_), V, T) :- format(atom(T), '~w', [V]).
+
+folded_title(T, K) :-
+    downcase_atom(T, D), split_string(D, " \t\n\r", " \t\n\r", Ws0), exclude(==(""), Ws0, Ws),
+    atomic_list_concat(Ws, ' ', K).
+dont_know_title_key('i don\'t know').
+
+%  two elements of Keyed (Key-Choice pairs) of one key
+same_key(Keyed, X1, X2) :- msort(Keyed, Sorted), append(_, [K1-X1, K2-X2|_], Sorted), K1 == K2, !.
