@@ -28,7 +28,6 @@ from sentinel_mcp.policy.rulebase_includes import include_plan, included_files
 from sentinel_mcp.policy.rulebase_file_text import RulebaseFileUnreadable, rulebase_file_text
 from sentinel_mcp.policy.load_rehearsal import RehearsalFailed
 from sentinel_mcp.policy.engine import PrologEngine
-from sentinel_mcp.policy.questions import choice_problem
 from sentinel_mcp.core.errors import PolicyError
 
 log = logging.getLogger(__name__)
@@ -348,8 +347,15 @@ def _unaskable_choices(info: RulebaseInfo) -> list[Problem]:
     """A ``choice([...])`` the question could not be built of (``questions.choice_problem``: choices read
     alike through look-alike letters, which the loader's own check, by case and spacing, does not see):
     refused at load, with its line, rather than when it is asked."""
+    listed = [a for a in info.askables if isinstance(a.type, dict) and "choice" in a.type]
+    if not listed:
+        return []
+    # (imported here: the question builder reads the MCP types, half a check child's start, which a rulebase
+    # without a choice list never needs: tests/policy/test_check_process.py)
+    from sentinel_mcp.policy.questions import choice_problem
+
     out = []
-    for a in info.askables:
+    for a in listed:
         why = choice_problem(a.type)
         if why is not None:
             out.append(Problem(severity="error", file=a.file, line=a.line, message=why))
