@@ -247,9 +247,10 @@ def _masked(
     return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
 
 
-# a 4-8 digit run, its groups apart by a space, a dash or a dot (``device_tools/one_time_codes.py``'s)
+# a 4-8 digit run, its groups apart by a space, a dash or a dot (``device_tools/one_time_codes.py``'s),
+# standing alone: digits inside a Latin word (a hash's hex "52fa2631c3084f", "sha256") are that word's
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
-_RUN = re.compile(rf"(?<![0-9])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9])")
+_RUN = re.compile(rf"(?<![0-9A-Za-z])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9A-Za-z])")
 _WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
 
 
