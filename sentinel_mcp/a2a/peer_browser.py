@@ -159,11 +159,10 @@ class PeerBrowser:
         try:
             async with self._slots:
                 deferred = await check(name)
-            self._turns.done(name)  # (its fetch turn, if it had it, is used)
             if deferred is not None:  # it waits its turn there, its place here given back
                 self._turns.add(name, deferred.endpoint, check)
         finally:
-            self._turns.done(name)
+            self._turns.done(name)  # (its fetch turn, if it had it, is used)
             if len(self._turns):  # (a place freed, or a turn passed: the next may take it)
                 self._turn.set()
             self._pending.discard(name)

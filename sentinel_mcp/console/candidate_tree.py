@@ -22,14 +22,16 @@ def editable_files(files: list[Path]) -> dict[str, Path]:
     return out
 
 
-def write_candidate(files: list[Path], chosen: str, text: str, into: Path) -> tuple[list[Path], Path]:
-    """The candidate set with ``chosen`` (a name of ``editable_files``) holding ``text``, written below
-    ``into``, and the changed file's path there. A configured file is written with the files it includes
-    beside it; an included one, with the configured file that includes it and that file's other includes (the
-    set reads the copy, so the change is read where it stands)."""
+def write_candidate(files: list[Path], editable: dict[str, Path], chosen: str, text: str,
+                    into: Path) -> tuple[list[Path], Path]:
+    """The candidate set with ``chosen`` (a name of ``editable``: ``editable_files(files)``, which the caller
+    has read already) holding ``text``, written below ``into``, and the changed file's path there. A
+    configured file is written with the files it includes beside it; an included one, with the configured file
+    that includes it and that file's other includes (the set reads the copy, so the change is read where it
+    stands)."""
     top = next((f for f in files if f.name == chosen), None)
     if top is None:
-        target = editable_files(files)[chosen]
+        target = editable[chosen]
         top = next(t for t in files if target in included_files([t])[1:])
         try:
             (into / top.name).write_bytes(read_regular_bytes(top, MAX_FILE_BYTES))

@@ -70,7 +70,7 @@ async def check_candidate(
     text = text.replace("\r\n", "\n")
     with tempfile.TemporaryDirectory(prefix="sentinel-check-") as tmp:
         # among the files it is read with (those the one in force includes, or the one including it)
-        candidate, path = await asyncio.to_thread(write_candidate, files, chosen, text, Path(tmp))
+        candidate, path = await asyncio.to_thread(write_candidate, files, editable, chosen, text, Path(tmp))
         # off the guard's engine, in a child of its own (check_process): the caller holds a check_slot
         problems = await check_isolated(candidate, tools, untrusted, about=path)
         mine = [p for p in problems if str(p.file).startswith(tmp)]  # its hidden characters among them

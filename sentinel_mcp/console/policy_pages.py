@@ -197,7 +197,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
             # (the text the loader reads) among the files it is read with: those the one in force includes, or
             # the configured file including it
             candidate, path = await asyncio.to_thread(
-                write_candidate, files, chosen, text.replace("\r\n", "\n"), Path(tmp)
+                write_candidate, files, editable, chosen, text.replace("\r\n", "\n"), Path(tmp)
             )
             # one place for the candidate's check and its replay, both in a child process, one after another
             with check_slot(viewer.principal.name, owner=viewer.principal.is_owner):
