@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import httptools
 
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.url_basic_auth import basic_authorization, credentials_problem
 
 MAX_HEAD_BYTES = 64 * 1024  # a response's status line and headers
@@ -231,7 +232,8 @@ class _Connection(asyncio.Protocol):
             self.wake.set_result(None)
 
     async def _wait(self) -> None:
-        self.wake = asyncio.get_running_loop().create_future()
+        # ``running_loop``: no ``getpid`` (asyncio's look-up on 3.11), once or more an answer (issue 21)
+        self.wake = running_loop().create_future()
         try:
             await self.wake
         finally:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any, Callable
+from unittest import mock
 
 import pytest
 
@@ -82,6 +83,21 @@ def test_answers_are_read_whole_and_the_connection_is_reused() -> None:
     assert connections == 1
     assert first.startswith(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:")
     assert b"authorization: Bearer t\r\n" in first and first.endswith(b'content-length: 7\r\n\r\n{"x":1}')
+
+
+def test_a_kept_connection_asks_asyncio_for_its_loop_on_no_answer() -> None:
+    """Waiting for an answer's bytes finds the loop without ``asyncio.get_running_loop``: on 3.11 that is a
+    ``getpid`` system call each time, ~1.2 a forwarded call (issue 21: strace of the HTTP 2026 row)."""
+
+    async def body(pool: HttpPool, server: RawServer) -> Any:
+        await _post(pool)  # the connection made (its set-up may ask), this thread's loop found once
+        with mock.patch("asyncio.get_running_loop", wraps=asyncio.get_running_loop) as asked:
+            got = [await _post(pool) for _ in range(20)]
+        return got, asked.call_count, server.connections
+
+    got, asked, connections = asyncio.run(_with([OK], body))
+    assert [g[2] for g in got] == [b"{}"] * 20 and connections == 1
+    assert asked == 0
 
 
 def test_a_closing_answer_is_not_reused() -> None:
