@@ -81,6 +81,10 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
+        # a name whose fetch turn came is checked in a slot of its own: behind the queue's (a flood's slow
+        # checks), its machine's turn was held meanwhile and spent before its check began (``GRANT_FOR``)
+        self._granted_slots = asyncio.Semaphore(GRANTED_OVER)
+        self._granted: set[str] = set()  # names whose fetch turn came, checked or about to be
         self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
         self._turns = FetchTurns(self._fetches)  # names whose card fetch that budget deferred, in turn
         self._turn = asyncio.Event()  # a name deferred, or a place freed: the turns are looked at
@@ -143,21 +147,27 @@ class PeerBrowser:
     def _queue(self, name: str, check: Check, granted: bool = False) -> None:
         """``granted``: the name's fetch turn came (``_take_turns``)."""
         if name in self._pending or name in self._later or (name in self._turns and not granted):
+            if granted and name not in self._pending:  # (its turn, unused, holds its machine: passed on)
+                self._turns.done(name)
             return  # its check is queued, under way or waiting: it reads the record as it is then
         if len(self._pending) >= MAX_PENDING + (GRANTED_OVER if granted else 0):
+            if granted:  # (its turn cannot be used from here: its machine's next passes on)
+                self._turns.done(name)
             self.registry.ignored += 1
             self._later[name] = (check, self._clock())
             while len(self._later) > MAX_LATER:
                 self._later.popitem(last=False)
             return
         self._pending.add(name)
-        job = asyncio.ensure_future(self._in_turn(name, check))
+        if granted:
+            self._granted.add(name)
+        job = asyncio.ensure_future(self._in_turn(name, check, granted))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
-    async def _in_turn(self, name: str, check: Check) -> None:
+    async def _in_turn(self, name: str, check: Check, granted: bool = False) -> None:
         try:
-            async with self._slots:
+            async with self._granted_slots if granted else self._slots:
                 deferred = await check(name)
             if deferred is not None:  # it waits its turn there, its place here given back
                 self._turns.add(name, deferred.endpoint, check)
@@ -166,6 +176,7 @@ class PeerBrowser:
             if len(self._turns):  # (a place freed, or a turn passed: the next may take it)
                 self._turn.set()
             self._pending.discard(name)
+            self._granted.discard(name)
             # this task ends here (nothing awaited below): it gives up its place before the next takes it, so
             # the jobs held never pass the bound, not even for the tick before the done callback runs
             self._jobs.discard(asyncio.current_task())  # type: ignore[arg-type]
@@ -177,7 +188,8 @@ class PeerBrowser:
             self._turn.clear()
             wait: float | None = None
             try:
-                while len(self._pending) < MAX_PENDING + GRANTED_OVER:
+                # (each name given its turn finds a slot of its own free)
+                while len(self._pending) < MAX_PENDING + GRANTED_OVER and len(self._granted) < GRANTED_OVER:
                     got = self._turns.next()
                     if not isinstance(got, tuple):
                         wait = got

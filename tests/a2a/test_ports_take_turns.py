@@ -20,6 +20,7 @@ from tests.a2a.test_card_signatures import card_at
 
 from sentinel_mcp.a2a.card_fetch_budget import FIRST_WAIT, CardFetchBudget
 from sentinel_mcp.a2a.card_fetch_turns import MAX_QUEUED, PER_PORT, FetchTurns
+from sentinel_mcp.a2a.discovery import MAX_PENDING
 
 pytestmark = pytest.mark.timeout(180)
 ATTACKER, HONEST = "http://127.0.0.1:7001", ["http://127.0.0.1:7002", "http://127.0.0.1:7003"]
@@ -191,3 +192,37 @@ def test_of_a_machines_equal_ports_the_one_whose_turn_comes_last_gives_up_its_na
         turns.add(f"n-{p}", f"http://127.0.0.1:{10000 + p}", None)
     assert not turns.add("newest", "http://127.0.0.1:9999", None)  # a flood's newcomer: its turn is last
     assert "n-0" in turns and len(turns) == MAX_QUEUED  # the next to be served stays
+
+
+async def test_a_name_whose_turn_came_is_checked_while_the_queue_is_held_by_slow_checks() -> None:
+    # its check waited for a resolving slot behind the queue's (a flood's cards trickled to their deadline):
+    # its machine's turn held meanwhile, and spent (GRANT_FOR) before its check began
+    now = [0.0]
+    budget = CardFetchBudget(clock=lambda: now[0], burst=1)
+    async for rig in lan_rig(fetches=budget):
+        browser = rig.browser
+        assert browser is not None
+        async with serving_card(lambda port: card_at(port, "agent")) as port:
+            budget.took("another", f"http://127.0.0.1:{port + 1}")  # this machine's rate spent meanwhile
+            agent = announced(port)
+            hear_all(rig, [agent])
+            for _ in range(200):
+                if agent.name in browser.deferred:
+                    break
+                await asyncio.sleep(0.02)
+            assert agent.name in browser.deferred, rig.registry.rejected
+            held = asyncio.Event()
+
+            async def slow(name: str) -> None:
+                await held.wait()
+
+            for i in range(MAX_PENDING):  # the queue's every place taken by a check that does not end
+                browser._queue(f"slow-{i}", slow)  # type: ignore[arg-type]
+            now[0] += FIRST_WAIT  # the machine's next fetch: the agent's turn
+            for _ in range(300):  # (the turns are looked at each TURN_TICK)
+                if agent.name in rig.registry.peers:
+                    break
+                await asyncio.sleep(0.02)
+            listed = agent.name in rig.registry.peers
+            held.set()
+            assert listed, (browser.deferred, len(browser.pending))
