@@ -6,7 +6,8 @@ Anyone can also say goodbye for any name (its records again with TTL 0; nothing 
 name, and a packet's source address is the sender's word), or announce a listed name again elsewhere: either
 removed (or replaced) that listed peer at once. So both are a reason to look, not a verdict: the peer's card
 is fetched again where it was checked (within the card fetch budget, like an announcement's), and the peer
-goes only when it no longer checks out there (then a new announcement of its name is checked as any other).
+goes only when it no longer checks out there (then a new announcement of its name is checked as any other:
+a goodbye's check is an announcement's, so one heard while it waited its turn is not lost).
 
 A name announced while ``MAX_PENDING`` checks are queued waits its turn, not dropped: dropped, a real peer
 announced during a flood was never listed (until it announced again, maybe an hour later). At most
@@ -124,8 +125,8 @@ class PeerBrowser:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
             self.registry.rejected.pop(name, None)
-            if name in self.registry.peers:  # anyone's word: its card is checked again
-                self._queue(name, self._recheck)
+            if name in self.registry.peers:  # anyone's word: its card is checked again (``_resolve``)
+                self._queue(name, self._resolve)
             return
         self._queue(name, self._resolve)
 
@@ -265,12 +266,6 @@ class PeerBrowser:
             return None
         self.registry.admit(peer)
         return None
-
-    async def _recheck(self, name: str) -> FetchDeferred | None:
-        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); what deferred its fetch,
-        if the budget did."""
-        still = await self._listed_still(name)
-        return None if isinstance(still, bool) else still
 
     async def _listed_still(self, name: str) -> FetchDeferred | bool:
         """``name``'s listed peer's card fetched again where it was checked (its records may be gone or
