@@ -11,7 +11,8 @@ a goodbye's check is an announcement's, so one heard while it waited its turn is
 
 A name announced while ``MAX_PENDING`` checks are queued waits its turn, not dropped: dropped, a real peer
 announced during a flood was never listed (until it announced again, maybe an hour later). At most
-``MAX_LATER`` names wait (the oldest forgotten first when more come), each for at most ``LATER_FOR`` seconds,
+``MAX_LATER`` names wait (when more come, the announcer with the most waiting gives one up:
+``waiting_names.py``), each for at most ``LATER_FOR`` seconds,
 and they are looked at oldest first as the queue drains.
 
 A name whose card fetch the budget deferred gives its place in the queue back and waits its turn
@@ -25,19 +26,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
-from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred
+from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred, fetch_key
 from sentinel_mcp.a2a.card_fetch_turns import FetchTurns
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
                                         SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.scheduled_refreshes import PRUNE_EVERY, prune
+from sentinel_mcp.a2a.waiting_names import MAX_LATER as MAX_LATER, UNREAD, WaitingNames  # (MAX_LATER: told)
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_LATER = 256  # names waiting for a place in the queue
 LATER_FOR = 600.0  # seconds a name waits for its turn before it is forgotten (announced again, it is heard)
 # names whose fetch turn came may pass a full queue by this many (a flood's names do not hold them back)
 GRANTED_OVER = MAX_RESOLVING
@@ -91,7 +91,7 @@ class PeerBrowser:
         self._turn = asyncio.Event()  # a name deferred, or a place freed: the turns are looked at
         self._taker: asyncio.Task[None] | None = None
         # names heard while the queue was full: their check, and when they were heard (oldest first)
-        self._later: OrderedDict[str, tuple[Check, float]] = OrderedDict()
+        self._later = WaitingNames()
         self._clock = clock  # (how long a name has waited)
         self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
@@ -143,7 +143,7 @@ class PeerBrowser:
     @property
     def waiting(self) -> frozenset[str]:
         """The names heard while the queue was full, waiting for a place in it."""
-        return frozenset(self._later)
+        return self._later.names()
 
     def _queue(self, name: str, check: Check, granted: bool = False) -> None:
         """``granted``: the name's fetch turn came (``_take_turns``)."""
@@ -155,9 +155,7 @@ class PeerBrowser:
             if granted:  # (its turn cannot be used from here: its machine's next passes on)
                 self._turns.done(name)
             self.registry.ignored += 1
-            self._later[name] = (check, self._clock())
-            while len(self._later) > MAX_LATER:
-                self._later.popitem(last=False)
+            self._later.add(name, check, self._clock(), self._machine_of(name))
             return
         self._pending.add(name)
         if granted:
@@ -207,9 +205,23 @@ class PeerBrowser:
     def _next_waiting(self) -> None:
         """The oldest name still waiting (heard within ``LATER_FOR``) takes the place freed."""
         while self._later and len(self._pending) < MAX_PENDING:
-            name, (check, heard) = self._later.popitem(last=False)
+            name, check, heard = self._later.pop_oldest()
             if self._clock() - heard <= LATER_FOR:
                 self._queue(name, check)
+
+    def _machine_of(self, name: str) -> str:
+        """The machine ``name``'s cached records name (no query sent): what its place among the names
+        waiting is counted by."""
+        zeroconf = _zeroconf()
+        try:
+            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
+            if info.load_from_cache(self.zc.zeroconf):
+                addresses = info.parsed_addresses()
+                if addresses:
+                    return fetch_key(addresses[0])
+        except Exception:  # noqa: BLE001 - a name zeroconf cannot read (control characters): none named
+            pass
+        return UNREAD
 
     def _may_fetch(self, name: str) -> Callable[[str], None]:
         """What ``verify_peer`` asks before it fetches ``name``'s card from a base URL: refused when that
