@@ -10,8 +10,14 @@ names wait takes its turn behind them (its port joins the round), so an honest a
 fetched within one round of the ports waiting, however many names another port announces.
 
 Bounded: ``PER_PORT`` names a (machine, port) (its oldest kept: the others are heard again when announced
-again), ``MAX_QUEUED`` in all (beyond, the fullest port's newest name goes: a port of many before one of
-one). A name given its turn has ``GRANT_FOR`` seconds to use it (resolved again, checked); its machine's next
+again), ``MAX_QUEUED`` in all (beyond, the machine with the most names waiting gives up its fullest port's
+newest: a machine of many before one of one, then a port of many before one of one; of equals, the one whose
+turn comes last). So a name once waiting is served within ``MAX_QUEUED`` turns of its machine, and its machine
+within a round of the machines waiting, whatever the flood's shape: it goes only if its machine is the fullest
+and it is its newest (on a machine of one-name ports, a newcomer while the queue is full is the one that
+goes: its ports are all alike, and it is heard again when announced again).
+
+A name given its turn has ``GRANT_FOR`` seconds to use it (resolved again, checked); its machine's next
 turn waits until it has, or its check ended (``done``)."""
 
 from __future__ import annotations
@@ -76,10 +82,22 @@ class FetchTurns:
             return False
         names[name] = Waiting(endpoint, check)
         self._where[name] = (machine, port)
-        while len(self._where) > MAX_QUEUED:  # the fullest port's newest goes (of equals, the oldest port's)
-            fullest = max((n for p in self._machines.values() for n in p.values()), key=len)
-            self.forget(next(reversed(fullest)))
+        while len(self._where) > MAX_QUEUED:
+            self.forget(self._given_up())
         return name in self._where
+
+    def _given_up(self) -> str:
+        """The name that goes when too many wait: the machine waiting with the most names gives one (its
+        share first), from its port with the most, its newest. Of equals, the one whose turn comes last (the
+        newest, or the one served latest). Before, the first of equal ports went: a flood of one-name ports
+        pushed out the name whose turn came next, and an agent on a machine of its own with it."""
+        def count(ports: OrderedDict[str, OrderedDict[str, Waiting]]) -> int:
+            return sum(len(names) for names in ports.values())
+
+        # (max keeps the first of equals: the turn order reversed puts the last first)
+        ports = max(reversed(self._machines.values()), key=count)
+        names = max(reversed(ports.values()), key=len)
+        return next(reversed(names))
 
     def forget(self, name: str) -> None:
         where = self._where.pop(name, None)

@@ -27,6 +27,8 @@ from zeroconf._handlers.record_manager import RecordManager
 from zeroconf._protocol.incoming import DNSIncoming
 from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
 
+from sentinel_mcp.a2a.record_size_bound import drop_oversize
+
 MAX_HEARD = 4096
 
 Key = tuple[Any, ...]
@@ -51,13 +53,15 @@ def record_key(record: Any) -> Key | None:
 
 
 class HeardRecords(RecordManager):  # type: ignore[misc]  # (zeroconf's, compiled: no type information)
-    """zeroconf's record manager, keeping the records of responses whose packet came from loopback."""
+    """zeroconf's record manager, keeping the records of responses whose packet came from loopback (and
+    caching none over the size bound)."""
 
     def __init__(self, zc: Zeroconf) -> None:
         super().__init__(zc)
         self.heard: OrderedDict[Key, None] = OrderedDict()
 
     def async_updates_from_response(self, msg: DNSIncoming) -> None:
+        drop_oversize(msg.answers())  # (a size the announcer chose: ``record_size_bound.py``)
         if _from_loopback(msg.source):
             for record in msg.answers():
                 key = record_key(record)

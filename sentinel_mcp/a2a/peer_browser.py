@@ -6,11 +6,13 @@ Anyone can also say goodbye for any name (its records again with TTL 0; nothing 
 name, and a packet's source address is the sender's word), or announce a listed name again elsewhere: either
 removed (or replaced) that listed peer at once. So both are a reason to look, not a verdict: the peer's card
 is fetched again where it was checked (within the card fetch budget, like an announcement's), and the peer
-goes only when it no longer checks out there (then a new announcement of its name is checked as any other).
+goes only when it no longer checks out there (then a new announcement of its name is checked as any other:
+a goodbye's check is an announcement's, so one heard while it waited its turn is not lost).
 
 A name announced while ``MAX_PENDING`` checks are queued waits its turn, not dropped: dropped, a real peer
 announced during a flood was never listed (until it announced again, maybe an hour later). At most
-``MAX_LATER`` names wait (the oldest forgotten first when more come), each for at most ``LATER_FOR`` seconds,
+``MAX_LATER`` names wait (when more come, the announcer with the most waiting gives one up:
+``waiting_names.py``), each for at most ``LATER_FOR`` seconds,
 and they are looked at oldest first as the queue drains.
 
 A name whose card fetch the budget deferred gives its place in the queue back and waits its turn
@@ -24,19 +26,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
 from sentinel_mcp.a2a.announced_card_client import AnnouncedCardClient
 from sentinel_mcp.a2a.card_fetch import PeerRejected
-from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred
+from sentinel_mcp.a2a.card_fetch_budget import CardFetchBudget, FetchDeferred, fetch_key
 from sentinel_mcp.a2a.card_fetch_turns import FetchTurns
 from sentinel_mcp.a2a.card_signature import NO_KEYS, CardKeys
 from sentinel_mcp.a2a.discovery import (CROWDED, ITSELF, MAX_NAMES_PER_ENDPOINT, MAX_PENDING, MAX_RESOLVING,
                                         SERVICE_TYPE, PeerRegistry, _zeroconf, verify_peer)
 from sentinel_mcp.a2a.listed_peers import NO_LISTED, ListedPeers
 from sentinel_mcp.a2a.scheduled_refreshes import PRUNE_EVERY, prune
+from sentinel_mcp.a2a.waiting_names import MAX_LATER as MAX_LATER, UNREAD, WaitingNames  # (MAX_LATER: told)
 from sentinel_mcp.a2a.peer_networks import LOOPBACK, IPNetwork, names_this_host
 from sentinel_mcp.tls.settings import ClientTLS
 
@@ -46,7 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_LATER = 256  # names waiting for a place in the queue
 LATER_FOR = 600.0  # seconds a name waits for its turn before it is forgotten (announced again, it is heard)
 # names whose fetch turn came may pass a full queue by this many (a flood's names do not hold them back)
 GRANTED_OVER = MAX_RESOLVING
@@ -81,12 +82,16 @@ class PeerBrowser:
         self._jobs: set[asyncio.Task[None]] = set()
         self._pending: set[str] = set()  # names whose resolution is queued or under way (one job per name)
         self._slots = asyncio.Semaphore(MAX_RESOLVING)
+        # a name whose fetch turn came is checked in a slot of its own: behind the queue's (a flood's slow
+        # checks), its machine's turn was held meanwhile and spent before its check began (``GRANT_FOR``)
+        self._granted_slots = asyncio.Semaphore(GRANTED_OVER)
+        self._granted: set[str] = set()  # names whose fetch turn came, checked or about to be
         self._fetches = fetches or CardFetchBudget()  # how often announcements may make it fetch a card
         self._turns = FetchTurns(self._fetches)  # names whose card fetch that budget deferred, in turn
         self._turn = asyncio.Event()  # a name deferred, or a place freed: the turns are looked at
         self._taker: asyncio.Task[None] | None = None
         # names heard while the queue was full: their check, and when they were heard (oldest first)
-        self._later: OrderedDict[str, tuple[Check, float]] = OrderedDict()
+        self._later = WaitingNames()
         self._clock = clock  # (how long a name has waited)
         self._heard = 0  # changes heard: zeroconf's refresh schedule is pruned every PRUNE_EVERY of them
         # an announcement chose the address: Sentinel's client certificate goes only to a server that proved
@@ -120,8 +125,8 @@ class PeerBrowser:
             return
         if change is _zeroconf().ServiceStateChange.Removed:
             self.registry.rejected.pop(name, None)
-            if name in self.registry.peers:  # anyone's word: its card is checked again
-                self._queue(name, self._recheck)
+            if name in self.registry.peers:  # anyone's word: its card is checked again (``_resolve``)
+                self._queue(name, self._resolve)
             return
         self._queue(name, self._resolve)
 
@@ -138,26 +143,30 @@ class PeerBrowser:
     @property
     def waiting(self) -> frozenset[str]:
         """The names heard while the queue was full, waiting for a place in it."""
-        return frozenset(self._later)
+        return self._later.names()
 
     def _queue(self, name: str, check: Check, granted: bool = False) -> None:
         """``granted``: the name's fetch turn came (``_take_turns``)."""
         if name in self._pending or name in self._later or (name in self._turns and not granted):
+            if granted and name not in self._pending:  # (its turn, unused, holds its machine: passed on)
+                self._turns.done(name)
             return  # its check is queued, under way or waiting: it reads the record as it is then
         if len(self._pending) >= MAX_PENDING + (GRANTED_OVER if granted else 0):
+            if granted:  # (its turn cannot be used from here: its machine's next passes on)
+                self._turns.done(name)
             self.registry.ignored += 1
-            self._later[name] = (check, self._clock())
-            while len(self._later) > MAX_LATER:
-                self._later.popitem(last=False)
+            self._later.add(name, check, self._clock(), self._machine_of(name))
             return
         self._pending.add(name)
-        job = asyncio.ensure_future(self._in_turn(name, check))
+        if granted:
+            self._granted.add(name)
+        job = asyncio.ensure_future(self._in_turn(name, check, granted))
         self._jobs.add(job)
         job.add_done_callback(self._jobs.discard)
 
-    async def _in_turn(self, name: str, check: Check) -> None:
+    async def _in_turn(self, name: str, check: Check, granted: bool = False) -> None:
         try:
-            async with self._slots:
+            async with self._granted_slots if granted else self._slots:
                 deferred = await check(name)
             if deferred is not None:  # it waits its turn there, its place here given back
                 self._turns.add(name, deferred.endpoint, check)
@@ -166,6 +175,7 @@ class PeerBrowser:
             if len(self._turns):  # (a place freed, or a turn passed: the next may take it)
                 self._turn.set()
             self._pending.discard(name)
+            self._granted.discard(name)
             # this task ends here (nothing awaited below): it gives up its place before the next takes it, so
             # the jobs held never pass the bound, not even for the tick before the done callback runs
             self._jobs.discard(asyncio.current_task())  # type: ignore[arg-type]
@@ -177,7 +187,8 @@ class PeerBrowser:
             self._turn.clear()
             wait: float | None = None
             try:
-                while len(self._pending) < MAX_PENDING + GRANTED_OVER:
+                # (each name given its turn finds a slot of its own free)
+                while len(self._pending) < MAX_PENDING + GRANTED_OVER and len(self._granted) < GRANTED_OVER:
                     got = self._turns.next()
                     if not isinstance(got, tuple):
                         wait = got
@@ -194,9 +205,23 @@ class PeerBrowser:
     def _next_waiting(self) -> None:
         """The oldest name still waiting (heard within ``LATER_FOR``) takes the place freed."""
         while self._later and len(self._pending) < MAX_PENDING:
-            name, (check, heard) = self._later.popitem(last=False)
+            name, check, heard = self._later.pop_oldest()
             if self._clock() - heard <= LATER_FOR:
                 self._queue(name, check)
+
+    def _machine_of(self, name: str) -> str:
+        """The machine ``name``'s cached records name (no query sent): what its place among the names
+        waiting is counted by."""
+        zeroconf = _zeroconf()
+        try:
+            info = zeroconf.asyncio.AsyncServiceInfo(SERVICE_TYPE, name)
+            if info.load_from_cache(self.zc.zeroconf):
+                addresses = info.parsed_addresses()
+                if addresses:
+                    return fetch_key(addresses[0])
+        except Exception:  # noqa: BLE001 - a name zeroconf cannot read (control characters): none named
+            pass
+        return UNREAD
 
     def _may_fetch(self, name: str) -> Callable[[str], None]:
         """What ``verify_peer`` asks before it fetches ``name``'s card from a base URL: refused when that
@@ -253,12 +278,6 @@ class PeerBrowser:
             return None
         self.registry.admit(peer)
         return None
-
-    async def _recheck(self, name: str) -> FetchDeferred | None:
-        """A goodbye for ``name``: its listed peer checked again (``_listed_still``); what deferred its fetch,
-        if the budget did."""
-        still = await self._listed_still(name)
-        return None if isinstance(still, bool) else still
 
     async def _listed_still(self, name: str) -> FetchDeferred | bool:
         """``name``'s listed peer's card fetched again where it was checked (its records may be gone or

@@ -135,3 +135,34 @@ async def test_a_listed_peer_that_moved_is_listed_where_it_went() -> None:
             now[0] += 2 * LONGEST_WAIT
             await asyncio.sleep(0.05)
         assert rig.registry.peers[info.name].base_url == where
+
+
+async def test_a_listed_peer_that_said_goodbye_and_moved_is_listed_where_it_went() -> None:
+    """Its goodbye's check waits its fetch turn, and its new announcement comes meanwhile: that check looks at
+    the announcement as it is then (before, it only checked the old address and dropped the peer: the new
+    announcement, heard while the goodbye's check waited, was never looked at)."""
+    now, serves = [0.0], [True]
+
+    def card(port: int) -> dict[str, Any] | bytes:
+        return card_at(port, "steady") if serves[0] else b"gone"
+
+    async with rig_at(now) as rig, serving_card(card) as port, \
+            serving_card(lambda new: card_at(new, "steady")) as moved_to:
+        assert rig.browser is not None
+        info = announced(port)
+        rig.hear(packet(*service(info), *info.dns_addresses()), HERE)
+        assert await rig.verdict(info.name) == "taken"
+        serves[0] = False
+        rig.hear(goodbye(info), HERE)  # (the name's fetch backoff has not passed: its check waits its turn)
+        assert await until(lambda: info.name in rig.browser.deferred)
+        moved = at(info, moved_to)
+        rig.hear(packet(*service(moved), *moved.dns_addresses()), HERE)
+        where = f"http://127.0.0.1:{moved_to}"
+        for _ in range(200):  # (a count: the old address checked, then the new one, each in its turn)
+            now[0] += 2 * LONGEST_WAIT
+            peer = rig.registry.peers.get(info.name)
+            if peer is not None and peer.base_url == where:
+                break
+            await asyncio.sleep(0.05)
+        assert info.name in rig.registry.peers, rig.registry.rejected.get(info.name)
+        assert rig.registry.peers[info.name].base_url == where

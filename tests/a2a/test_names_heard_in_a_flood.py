@@ -88,3 +88,36 @@ async def test_a_name_that_waited_too_long_is_forgotten(rig: Rig) -> None:
     assert not rig.browser.pending and not rig.browser.waiting
     assert names[0] in rig.registry.rejected  # the queue's were looked at (and did not resolve)
     assert not set(names[-20:]) & set(rig.registry.rejected)
+
+
+async def test_a_peer_waiting_beyond_the_queue_is_not_pushed_out_by_a_flood_that_goes_on(rig: Rig) -> None:
+    # the oldest waiting was forgotten first whoever announced it: a flood that went on pushed every name out
+    # of the waiting list before its turn (the peer's too); now the announcer with the most names waiting
+    # (the machine its cached records name, or none) gives up its own
+    assert rig.browser is not None
+    async with serving_card(lambda port: card_at(port, "late")) as port:
+        flood(rig, discovery.MAX_PENDING + peer_browser.MAX_LATER)
+        for _ in range(100):  # (a count: each turn lets the browser take the flood in)
+            if len(rig.browser.waiting) >= peer_browser.MAX_LATER - 1:
+                break
+            await asyncio.sleep(0.02)
+        late = announced(port)  # (its records, cached, name its machine)
+        rig.hear(packet(*service(late), *late.dns_addresses()), HERE)
+        for _ in range(100):
+            if late.name in rig.browser.waiting:
+                break
+            await asyncio.sleep(0.02)
+        assert late.name in rig.browser.waiting
+        ignored = rig.registry.ignored
+        flood(rig, 2 * peer_browser.MAX_LATER)  # the flood goes on: twice the waiting list
+        for _ in range(100):
+            if rig.registry.ignored >= ignored + 2 * peer_browser.MAX_LATER:
+                break
+            await asyncio.sleep(0.02)
+        assert rig.registry.ignored >= ignored + 2 * peer_browser.MAX_LATER
+        assert len(rig.browser.waiting) <= peer_browser.MAX_LATER
+        for _ in range(600):  # (a count: the names before it are looked at, a few at a time)
+            if late.name not in rig.browser.waiting | rig.browser.pending:
+                break
+            await asyncio.sleep(0.05)
+        assert late.name in rig.registry.peers, rig.registry.rejected.get(late.name)
