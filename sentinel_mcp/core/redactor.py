@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import functools
 import json
+from bisect import bisect_right
 import re
 import unicodedata
 from collections.abc import Iterable
+from itertools import accumulate
 from typing import Any
 
+from sentinel_mcp.core.card_codes import code_spans as card_code_spans
+from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
 from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
 
 SENSITIVE_META = "sentinel/sensitive"
@@ -118,6 +123,8 @@ def _secret_name_known(name: str) -> bool:
 
 
 def _secret_name(name: str) -> bool:
+    if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
+        return True
     words = _words(name)
     if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
         return True
@@ -149,6 +156,16 @@ def secret_arguments_of(tool: Any) -> set[str]:
     declared = (getattr(tool, "input_schema", None) or {}).get("properties")
     names = set(declared) if isinstance(declared, dict) else set()
     return sensitive_fields_of(tool) | {n for n in names if isinstance(n, str) and secret_name(n)}
+
+
+def _mask_ibans(text: str, folded: str) -> tuple[str, str]:
+    """Every IBAN in the text (``iban_numbers.py``, read on its fold) as ``[iban ****3000]``, but for one
+    inside a digest or id of a known shape."""
+    spans = iban_spans(folded)
+    ids = identifier_spans(folded) if spans else []
+    spans = [span for span in spans if not (ids and inside_an_identifier(span, ids))]
+    marks = ["[iban ****" + "".join(c for c in folded[a:b] if c.isalnum())[-4:] + "]" for a, b in spans]
+    return _spliced(text, folded, spans, marks)
 
 
 def _mask_cards(text: str) -> str:
@@ -237,12 +254,21 @@ def _masked(
             pos = m.end()
         else:
             pos = m.start(group)
+    return _spliced(text, folded, spans, mark)
+
+
+def _spliced(
+    text: str, folded: str, spans: list[tuple[int, int]], mark: str | list[str]
+) -> tuple[str, str]:
+    """``text`` and its fold with each span (left to right, apart) put as ``mark`` (or its own of ``mark``'s
+    list)."""
     if not spans:
         return text, folded
     pieces, folds, last = [], [], 0
-    for a, b in spans:
-        pieces += [text[last:a], mark]
-        folds += [folded[last:a], mark]
+    for i, (a, b) in enumerate(spans):
+        put = mark if isinstance(mark, str) else mark[i]
+        pieces += [text[last:a], put]
+        folds += [folded[last:a], put]
         last = b
     return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
 
@@ -264,12 +290,15 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
              if code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
     if not spans:
         return text, folded
-    pieces, folds, last = [], [], 0
-    for a, b in spans:
-        pieces += [text[last:a], "[code]"]
-        folds += [folded[last:a], "[code]"]
-        last = b
-    return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
+    return _spliced(text, folded, spans, "[code]")
+
+
+def _masked_card_codes(text: str, folded: str) -> tuple[str, str]:
+    """A card's security code after its label (``card_codes.py``: "CVN: 123", "Kartenprüfnummer 123") as
+    ``[code]``."""
+    cased = folded.lower()
+    spans = card_code_spans(cased) if len(cased) == len(folded) else []  # ("İ" lowers to two)
+    return _spliced(text, folded, spans, "[code]")
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
@@ -282,10 +311,15 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
     if not text.isascii():
         digits = sum(ch.isdecimal() for ch in text)
+    folded = _folded(text) if digits >= 4 else text
+    if digits >= 4:  # (an IBAN's first, before its digits are read for a card's)
+        text, folded = _mask_ibans(text, folded)
     if digits >= 13:
         text = _mask_cards(text)
     folded = _folded(text)
     low = folded.lower()
+    if digits >= 3:
+        text, folded = _masked_card_codes(text, folded)
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
         text, folded = _masked(text, folded, _CODE, 3, "[code]")
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
@@ -312,10 +346,35 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
     if isinstance(value, dict):
         return {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [redact_value(v, sensitive, secrets, name) for v in value]
+        return _cards_over_items([redact_value(v, sensitive, secrets, name) for v in value])
     if isinstance(value, str):
         return scrub_text(value)
+    if isinstance(value, int) and not isinstance(value, bool) and card_spans(str(value)):
+        return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _cards_over_items(items: list[Any]) -> list[Any]:
+    """``items`` with a card number its strings and numbers spell together, side by side (``["4111",
+    "1111", "1111", "1111"]``: each alone too short to be one), masked: its items as ``[card]``, the last as
+    ``[card ****1111]``. The items are read as one text, one space apart (as a card's groups are)."""
+    # (anything else stands as a letter: only a letter parts a card's groups, ``card_numbers.py``)
+    parts = [str(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else "x" for v in items]
+    if len(items) < 2 or sum(len(p) for p in parts) < 13:
+        return items
+    joined = " ".join(parts)
+    starts = list(accumulate((len(p) + 1 for p in parts[:-1]), initial=0))
+    out = list(items)
+    for a, b in card_spans(joined):
+        first = bisect_right(starts, a) - 1
+        last = bisect_right(starts, b - 1) - 1
+        if first == last:
+            continue  # one item's own: its string is scrubbed alone
+        digits = "".join(ch for ch in joined[a:b] if ch.isdecimal())
+        for i in range(first, last + 1):
+            out[i] = "[card]"
+        out[last] = f"[card ****{digits[-4:]}]"
+    return out
 
 
 def _strings(value: Any) -> Iterable[str]:

@@ -1,0 +1,103 @@
+"""Payment secrets in any string of an audit record: an IBAN (the redactor did not know them: a transfer's
+arguments or a bank tool's result kept the account in clear), a card number split over a JSON array's
+strings or given as a JSON number, a card's security code after a label the redactor did not read ("CVN",
+"Kartenprüfnummer", "код безопасности") or in an argument named so. Honest ids stay whole."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from sentinel_mcp.core.redactor import redact_record, scrub_text
+
+IBAN_DIGITS = "370400440532013000"  # DE89 3704 0044 0532 0130 00 passes mod-97
+
+
+def digits_of(text: str) -> str:
+    return "".join(str(unicodedata.decimal(c)) for c in str(text) if c.isdecimal())
+
+
+def everywhere(value: object) -> dict:
+    """A record holding ``value`` as an argument, a result's error, a reason and a proof's string."""
+    return redact_record({"arguments": {"note": value}, "error": f"transfer failed: {value}",
+                          "reason": f"refused {value}", "proof": {"args": [value]}})
+
+
+def fields(row: dict) -> list[str]:
+    return [str(row["arguments"]), row["error"], row["reason"], str(row["proof"])]
+
+
+@pytest.mark.parametrize("iban", [
+    "DE89370400440532013000", "DE89 3704 0044 0532 0130 00", "de89 3704 0044 0532 0130 00",
+    "de89370400440532013000", "De89 3704 0044 0532 0130 00", "DE89-3704-0044-0532-0130-00",
+    "DE89 - 3704 - 0044 - 0532 - 0130 - 00", "DE89.3704.0044.0532.0130.00", "DE89 37 04 00 44 05 32 01 30 00",
+    "DE89\u00a03704\u00a00044\u00a00532\u00a00130\u00a000",
+    "ＤＥ８９ ３７０４ ００４４ ０５３２ ０１３０ ００",
+    "GB29 NWBK 6016 1331 9268 19", "gb29nwbk60161331926819", "FR14 2004 1010 0505 0001 3M02 606",
+    "IBAN:DE89370400440532013000.", "(de89-3704-0044-0532-0130-00)",
+])
+def test_an_iban_is_masked_in_every_field(iban: str) -> None:
+    row = everywhere(iban)
+    tail = digits_of(iban)[-4:]
+    for text in fields(row):
+        assert digits_of(text).count(digits_of(iban)[4:10]) == 0, (iban, text)
+        # which account it was, not the account
+        assert "iban" in text.lower() and tail in digits_of(text), (iban, text)
+
+
+@pytest.mark.parametrize("text", [
+    "DE89370400440532013001",  # the check fails
+    "XX89370400440532013000",  # no country of the registry
+    "de12abcd textview text view",  # a lowercase run of words
+    "e-de12abcd TextView text='0162 12.06 #162' res=part162",
+    "sha256:de8937040044053201300052fa2631c3084f57a31ab4eede77e4dfee960abe5cb18a035",
+    "build de89370400440532013000x", "version 1.2.3-de89",
+])
+def test_honest_letters_and_digits_are_kept(text: str) -> None:
+    assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("args", [
+    {"card": ["4111", "1111", "1111", "1111"]},
+    {"card": ["4111 1111", "1111 1111"]},
+    {"card": [4111, 1111, 1111, 1111]},
+    {"card": 4111111111111111},
+    {"items": [{"pan": "x"}, "4111", "1111", "1111", "1111", "end"]},
+])
+def test_a_card_number_split_over_an_array_or_given_as_a_number_is_masked(args: dict) -> None:
+    row = redact_record({"arguments": args})
+    assert "11111111" not in digits_of(row["arguments"]).replace("1111", "1111"), row
+    assert digits_of(row["arguments"]).count("1111") <= 1, row  # its last four at most
+
+
+@pytest.mark.parametrize("args", [
+    {"ids": ["1234", "5678", "9012", "3456"]},  # fails Luhn
+    {"order": 1234567812345678}, {"port": 8080, "count": [1, 2, 3]},
+])
+def test_honest_arrays_and_numbers_are_kept(args: dict) -> None:
+    assert redact_record({"arguments": args})["arguments"] == args
+
+
+@pytest.mark.parametrize("text", [
+    "CVN: 123", "CVN2 123", "CVV2: 123", "CVC 123", "cvc:123", "CVV737", "Kartenprüfnummer: 123",
+    "KARTENPRÜFNUMMER 123", "код безопасности 123", "Код безопасности: 123", "Security code (3 digits): 123",
+    "código de seguridad 123", "セキュリティコード 123",
+])
+def test_a_security_code_after_its_label_is_masked(text: str) -> None:
+    row = everywhere(text)
+    for field in fields(row):
+        assert "123" not in digits_of(field) and "737" not in digits_of(field), (text, field)
+
+
+@pytest.mark.parametrize("name", ["cvn", "CVN2", "cvv2", "Kartenprüfnummer", "card_verification",
+                                  "securityCode", "csc", "card-code"])
+def test_an_argument_named_for_a_security_code_is_a_secret(name: str) -> None:
+    row = redact_record({"arguments": {name: "123"}, "error": "declined: 123 refused"})
+    assert row["arguments"][name] != "123", row
+    assert "123" not in row["error"], row
+
+
+@pytest.mark.parametrize("text", ["CVS 123 pharmacy", "cid 42", "room 123", "codec h264 at 1080p"])
+def test_numbers_beside_other_words_are_kept(text: str) -> None:
+    assert scrub_text(text) == text
