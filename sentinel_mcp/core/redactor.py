@@ -29,6 +29,7 @@ from typing import Any
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
 from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
+from sentinel_mcp.core.code_glued import glued_code_spans
 from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
@@ -288,6 +289,10 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
         return text, folded
     spans = [m.span() for m in _RUN.finditer(folded)
              if code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+    glued = glued_code_spans(folded, letters)
+    if glued:  # (a run after a word of another script is found both ways: once)
+        merged = sorted(spans + glued)
+        spans = [sp for i, sp in enumerate(merged) if not i or sp[0] >= merged[i - 1][1]]
     if not spans:
         return text, folded
     return _spliced(text, folded, spans, "[code]")
