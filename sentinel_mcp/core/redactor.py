@@ -354,9 +354,19 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
         return _cards_over_items([redact_value(v, sensitive, secrets, name) for v in value])
     if isinstance(value, str):
         return scrub_text(value)
-    if isinstance(value, int) and not isinstance(value, bool) and card_spans(str(value)):
+    if _card_sized(value) and card_spans(str(value)):
         return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _card_sized(value: Any) -> bool:
+    """Whether ``value`` is an integer a card number could be written as (13-19 digits: an integer of
+    thousands of digits is never written out here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 10**12 <= value < 10**19
+
+
+def _small_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**19
 
 
 def _cards_over_items(items: list[Any]) -> list[Any]:
@@ -364,7 +374,7 @@ def _cards_over_items(items: list[Any]) -> list[Any]:
     "1111", "1111", "1111"]``: each alone too short to be one), masked: its items as ``[card]``, the last as
     ``[card ****1111]``. The items are read as one text, one space apart (as a card's groups are)."""
     # (anything else stands as a letter: only a letter parts a card's groups, ``card_numbers.py``)
-    parts = [str(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else "x" for v in items]
+    parts = [v if isinstance(v, str) else str(v) if _small_int(v) else "x" for v in items]
     if len(items) < 2 or sum(len(p) for p in parts) < 13:
         return items
     joined = " ".join(parts)
@@ -422,6 +432,20 @@ def _scrub_each(value: Any, secrets: set[str]) -> Any:
     return value
 
 
+def _known_masked(value: Any, secrets: set[str]) -> Any:
+    """``value`` with each known secret (of 3 characters or more, as ``scrub_text``) masked in its strings."""
+    if isinstance(value, str):
+        for s in sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True):
+            if s in value:
+                value = value.replace(s, mask(s))
+        return value
+    if isinstance(value, dict):
+        return {k: _known_masked(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_known_masked(v, secrets) for v in value]
+    return value
+
+
 def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
     """An audit record (``arguments``, ``reason``, ``proof``, ``error`` and any other fields) as it may be
     stored: a new dict, the input untouched."""
@@ -429,6 +453,8 @@ def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict
     out = dict(record)
     if out.get("arguments") is not None:
         out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
+        if secrets:  # a secret argument's value repeated in another ({"password": p, "confirm": p})
+            out["arguments"] = _known_masked(out["arguments"], secrets)
     for key in ("reason", "proof", "error"):
         if out.get(key) is not None:
             out[key] = _scrub_any(out[key], secrets)

@@ -101,3 +101,21 @@ def test_an_argument_named_for_a_security_code_is_a_secret(name: str) -> None:
 @pytest.mark.parametrize("text", ["CVS 123 pharmacy", "cid 42", "room 123", "codec h264 at 1080p"])
 def test_numbers_beside_other_words_are_kept(text: str) -> None:
     assert scrub_text(text) == text
+
+
+@pytest.mark.parametrize("args", [
+    {"cvc": "737", "note": "the three digits on the back: 737"},
+    {"password": "hunter2-lime", "repeat": "hunter2-lime"},
+    {"cvn": 737, "items": [{"memo": "code 737 as asked"}]},
+])
+def test_a_secret_arguments_value_repeated_in_another_argument_is_masked(args: dict) -> None:
+    """A secret argument's value was masked in the reason, proof and error, but kept in its siblings."""
+    row = redact_record({"arguments": args})
+    assert "737" not in str(row["arguments"]) and "hunter2" not in str(row["arguments"]), row
+
+
+def test_an_integer_too_long_to_write_is_kept_as_it_is() -> None:
+    """(A card is 13-19 digits: an integer of 5,000 digits is not written out to be read, which raises.)"""
+    big = 10**5000
+    row = redact_record({"arguments": {"n": big, "ns": [big, big, 4111]}})
+    assert row["arguments"] == {"n": big, "ns": [big, big, 4111]}
