@@ -1,12 +1,8 @@
 """Payment secrets in screen text, masked: a card number, an IBAN, a card's security code.
 
-* A card number is 13-19 decimal digits of any script (``unicodedata``'s Nd: "４０００", "٤٠٠٠") passing the
-  Luhn check, in runs of at least ``MIN_RUN`` digits joined by what a number is spaced with: any space (a
-  no-break or thin one too), a dash, a dot, a slash, an invisible format character, a line break (two
-  adjacent labels are joined by one, so a number an app draws over several text views is whole), the ``|``
-  Sentinel puts between the labels of a row. Every window of whole runs is tried (``card_numbers``), so a
-  number beside another is still found. A run of one or two digits parts runs (a date's "12.06.2026", a
-  phone's "+49 30"): no card is grouped so, and two dates side by side must not make 16 digits.
+* A card number as a screen draws it (``card_numbers.card_spans_as_drawn``: 13-19 digits of any script
+  passing Luhn, in runs of three or more joined by a few spaces, dashes, dots, slashes, a line break between
+  two labels or the ``|`` Sentinel puts between a row's labels; a date's or a phone's short runs part them).
 * An IBAN as ``core/iban_numbers.py`` finds it (the records' redactor reads the same): a registry's
   country, two check digits and 11-30 letters or digits passing mod-97, in capitals or small letters, spaced
   or not.
@@ -25,51 +21,13 @@ import unicodedata
 from collections.abc import Sequence
 
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
-from sentinel_mcp.core.card_numbers import card_windows
+from sentinel_mcp.core.card_numbers import card_spans_as_drawn
 from sentinel_mcp.core.iban_numbers import iban_spans
 
 PAYMENT = "payment_numbers"  # the screen kind a caller holds to see them as drawn
 MASK = "•"
 KEEP = 4  # a card number's or IBAN's last characters shown: which card it is, not the card
-MIN_RUN = 3
-MAX_GAP = 3  # characters between two runs of one number ("4000 - 0566", " | " between labels)
-_JOIN_CHARS = frozenset(".-/|")
 _DIGITS = re.compile(r"\d+")
-
-def _joins(text: str, end: int, start: int) -> bool:
-    gap = text[end:start]
-    return len(gap) <= MAX_GAP and all(
-        c.isspace() or c in _JOIN_CHARS or unicodedata.category(c) in ("Zs", "Pd", "Cf") for c in gap)
-
-
-def _digit_runs(text: str) -> list[tuple[int, int]]:
-    """Every run of decimal digits (``\\d``: any script's); a run touching a letter is a word's
-    ("e-979ce871", "1Z999AA1"), no card's part (unless it is a card's whole length): it stands as an empty
-    run, which parts the runs around it."""
-    out = []
-    n = len(text)
-    for m in _DIGITS.finditer(text):
-        i, j = m.span()
-        touches = (i and text[i - 1].isalpha()) or (j < n and text[j].isalpha())
-        # a whole card's length glued to a word is the card ("VISA4111111111111111"): the records' redactor
-        # reads it so too; an id's shorter runs ("1Z999AA1") stay parted
-        out.append((i, j) if not touches or 13 <= j - i <= 19 else (i, i))
-    return out
-
-
-def card_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every card number in ``text``, left to right."""
-    spans: list[tuple[int, int]] = []
-    group: list[tuple[int, int]] = []
-    for run in [*_digit_runs(text), (len(text) + MAX_GAP + 1, len(text) + MAX_GAP + 1)]:
-        if run[1] - run[0] >= MIN_RUN and group and _joins(text, group[-1][1], run[0]):
-            group.append(run)
-            continue
-        if group and sum(b - a for a, b in group) >= 13:  # (fewer digits hold no card)
-            spans += card_windows(text, group)
-        group = [run] if run[1] - run[0] >= MIN_RUN else []
-    return spans
-
 
 def _fold(text: str) -> str:
     """One character for each: any script's decimal digit as its ASCII digit, a full-width or other
@@ -102,7 +60,7 @@ def mask_text(text: str) -> tuple[str, int]:
         return text, 0
     folded = _fold(text)
     cased = folded.casefold()
-    marks = [(a, b, KEEP) for a, b in (*card_spans(folded), *iban_spans(folded))]
+    marks = [(a, b, KEEP) for a, b in (*card_spans_as_drawn(folded), *iban_spans(folded))]
     if len(cased) == len(text):
         marks += [(a, b, 0) for a, b in code_spans(text, folded)]
     if not marks:
