@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import functools
 import json
-from bisect import bisect_right
 import re
 import unicodedata
 from collections.abc import Iterable
-from itertools import accumulate
 from typing import Any
 
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
@@ -33,6 +31,7 @@ from sentinel_mcp.core.code_glued import glued_code_spans
 from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
+from sentinel_mcp.core.split_numbers import spelled_number
 
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
@@ -349,9 +348,12 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        return {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        out = {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
+        return out if marks is None else dict(zip(out, marks))
     if isinstance(value, list):
-        return _cards_over_items([redact_value(v, sensitive, secrets, name) for v in value])
+        marks = _spelled_over(value, numbers=True) if len(value) > 1 else None
+        return [redact_value(v, sensitive, secrets, name) for v in value] if marks is None else marks
     if isinstance(value, str):
         return scrub_text(value)
     if _card_sized(value) and card_spans(str(value)):
@@ -365,31 +367,14 @@ def _card_sized(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 10**12 <= value < 10**19
 
 
-def _small_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**19
-
-
-def _cards_over_items(items: list[Any]) -> list[Any]:
-    """``items`` with a card number its strings and numbers spell together, side by side (``["4111",
-    "1111", "1111", "1111"]``: each alone too short to be one), masked: its items as ``[card]``, the last as
-    ``[card ****1111]``. The items are read as one text, one space apart (as a card's groups are)."""
-    # (anything else stands as a letter: only a letter parts a card's groups, ``card_numbers.py``)
-    parts = [v if isinstance(v, str) else str(v) if _small_int(v) else "x" for v in items]
-    if len(items) < 2 or sum(len(p) for p in parts) < 13:
-        return items
-    joined = " ".join(parts)
-    starts = list(accumulate((len(p) + 1 for p in parts[:-1]), initial=0))
-    out = list(items)
-    for a, b in card_spans(joined):
-        first = bisect_right(starts, a) - 1
-        last = bisect_right(starts, b - 1) - 1
-        if first == last:
-            continue  # one item's own: its string is scrubbed alone
-        digits = "".join(ch for ch in joined[a:b] if ch.isdecimal())
-        for i in range(first, last + 1):
-            out[i] = "[card]"
-        out[last] = f"[card ****{digits[-4:]}]"
-    return out
+def _spelled_over(parts: list[Any], numbers: bool) -> list[str] | None:
+    """Marks for ``parts`` that spell a card number or IBAN together (``split_numbers.py``): each ``[card]``
+    (``[iban]``), the last ``[card ****1111]``; or None."""
+    found = spelled_number(parts, numbers)
+    if found is None:
+        return None
+    kind, tail = found
+    return [f"[{kind}]"] * (len(parts) - 1) + [f"[{kind} ****{tail}]"]
 
 
 def _strings(value: Any) -> Iterable[str]:
