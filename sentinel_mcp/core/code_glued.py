@@ -5,8 +5,10 @@ it (no letter or digit follows).
 
 Digits inside a hash or an id are not cut: a hex digest, a UUID, a certificate's fingerprint hold the
 letters a-f alone, and every code word holds a letter outside them ("kod", "code", "verif", ...), so no run of
-hex letters ends with one (``tests/core/test_glued_codes_redacted.py`` checks the list). A version string
-("v1.2.3", "python3.12") is no code word's. The cost is a match per digit run glued to a letter."""
+hex letters ends with one (``tests/core/test_glued_codes_redacted.py`` checks the list). A version
+("v1.2.3", "python3.12") is no code word's, and one glued to a word that ends like one ("Unicode15.1.0")
+is spelled with dots, which a glued code's groups are not. The cost is a match per digit run glued to a
+letter."""
 
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import re
 
 from sentinel_mcp.core.code_words import SHORT_WORDS, folded_words
 
-_SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
+# (a space or a dash between its groups, never a dot: "Unicode15.1.0", "codec2.1.0.4" are versions)
+_SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014][ ]?)"
 # a run of 4-8 digits right after a letter, standing apart after it
 _GLUED = re.compile(rf"(?<=[^\W\d_])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9]|[^\W\d_])")
 _WORD_BEFORE = re.compile(r"[^\W\d_]{1,40}\Z")

@@ -286,8 +286,9 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
     letters = fold_letters(folded)
     if not holds_a_code_word(letters):
         return text, folded
+    # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
     spans = [m.span() for m in _RUN.finditer(folded)
-             if code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+             if m.group().count(".") < 2 and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
     glued = glued_code_spans(folded, letters)
     if glued:  # (a run after a word of another script is found both ways: once)
         merged = sorted(spans + glued)
