@@ -21,7 +21,16 @@ LABELS = (
 )
 # a word too common as a name of something else to make an argument secret ("cid": a content or client id)
 _NOT_NAMES = ("cid",)
-_CODE = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in LABELS)
+
+
+def _label(word: str) -> str:
+    """A label as a pattern, standing apart before (its first word looked back at from its end: a pattern
+    opening with the labels' letters skips a text's other characters fast)."""
+    first, *rest = word.split(" ")
+    return "".join([re.escape(first), rf"(?<!\w{re.escape(first)})", *(r"\s+" + re.escape(w) for w in rest)])
+
+
+_CODE = re.compile("(?:" + "|".join(_label(w) for w in LABELS)
                    + r")(?![^\W\d])[^\w]{0,12}?(?:\([^()\n]{0,24}\)[^\w]{0,6})?([0-9]{3,4})(?![0-9\w])")
 _STEMS = frozenset(w[:3] for w in LABELS)  # a text holding none of them holds no label: no scan
 _NAMES = frozenset(fold_letters(w).replace(" ", "").replace("-", "") for w in LABELS if w not in _NOT_NAMES)

@@ -18,8 +18,9 @@ from sentinel_mcp.core.code_words import SHORT_WORDS, folded_words
 
 # (a space or a dash between its groups, never a dot: "Unicode15.1.0", "codec2.1.0.4" are versions)
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014][ ]?)"
-# a run of 4-8 digits right after a letter, standing apart after it
-_GLUED = re.compile(rf"(?<=[^\W\d_])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9]|[^\W\d_])")
+# a run of 4-8 digits right after a letter, standing apart after it (the letter looked back at from the
+# first digit: a pattern opening with a digit skips a text's other characters fast)
+_GLUED = re.compile(rf"[0-9](?<=[^\W\d_][0-9])(?:{_SEP}?[0-9]){{3,7}}(?![0-9]|[^\W\d_])")
 _WORD_BEFORE = re.compile(r"[^\W\d_]{1,40}\Z")
 _ENDINGS = tuple(w for w in folded_words() if " " not in w and "-" not in w)
 _WHOLE = frozenset(SHORT_WORDS)
