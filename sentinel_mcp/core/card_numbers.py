@@ -32,18 +32,9 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _runs(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every run of decimal digits (any script's: int() reads them all)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        if text[i].isdecimal():
-            j = i
-            while j < n and text[j].isdecimal():
-                j += 1
-            out.append((i, j))
-            i = j
-        else:
-            i += 1
-    return out
+    """(start, end) of every run of decimal digits (any script's: ``\\d`` is ``str.isdecimal``, and int()
+    reads them all)."""
+    return [m.span() for m in _DIGITS.finditer(text)]
 
 
 def _joined(text: str, end: int, start: int) -> bool:

@@ -184,6 +184,7 @@ def _mask_cards(text: str) -> str:
 
 
 _DIGIT_TABLE = str.maketrans("", "", "0123456789")
+_ANY_DIGITS = re.compile(r"\d+")
 _CODE_WORDS = (
     "code",
     "otp",
@@ -314,17 +315,17 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
             text = text.replace(s, mask(s))
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
-    if not text.isascii():
-        digits = sum(ch.isdecimal() for ch in text)
-    folded = _folded(text) if digits >= 4 else text
+    if not text.isascii():  # (any script's digits: ``\d`` is ``str.isdecimal``)
+        digits = sum(map(len, _ANY_DIGITS.findall(text)))
+    folded = _folded(text)
     if digits >= 4:  # (an IBAN's first, before its digits are read for a card's)
         text, folded = _mask_ibans(text, folded)
     if digits >= 13:
-        text = _mask_cards(text)
-    folded = _folded(text)
-    low = folded.lower()
+        carded = _mask_cards(text)
+        text, folded = (text, folded) if carded == text else (carded, _folded(carded))
     if digits >= 3:
         text, folded = _masked_card_codes(text, folded)
+    low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
         text, folded = _masked(text, folded, _CODE, 3, "[code]")
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
