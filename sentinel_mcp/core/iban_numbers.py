@@ -23,19 +23,13 @@ OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE
 _CANDIDATE = re.compile(
     rf"(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9]{{2}}(?:{_SEP}{{0,{MAX_SEP}}}[A-Za-z0-9]){{11,30}}", re.ASCII
 )
-_GROUPS = re.compile(r"[A-Za-z0-9]+")
 
 
 def mod97(alnum: str) -> bool:
-    """ISO 7064's check of an IBAN's letters and digits (ASCII)."""
+    """ISO 7064's check of an IBAN's letters and digits (ASCII), read whole (``_passing_ends`` carries it
+    along instead; a test checks they agree)."""
     moved = alnum[4:] + alnum[:4]
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
-
-
-def _spaced_as_printed(piece: str) -> bool:
-    """One word, or groups of four with a shorter last one."""
-    groups = _GROUPS.findall(piece)
-    return all(len(g) == 4 for g in groups[:-1]) and 1 <= len(groups[-1]) <= 4 if len(groups) > 1 else True
 
 
 def iban_spans(folded: str) -> list[tuple[int, int]]:
@@ -50,18 +44,42 @@ def iban_spans(folded: str) -> list[tuple[int, int]]:
         at = a + 1  # (the next one may start inside this candidate: it runs on over 30 characters)
         if folded[a:a + 2].upper() not in _COUNTRIES:
             continue
-        ends = [i + 1 for i in range(a, b) if folded[i].isalnum() and (i + 1 == len(folded)
-                                                                      or not folded[i + 1].isalnum())]
+        ends = _passing_ends(folded, a, b)
         line = folded.find("\n", a, b)
-        for end in [*reversed([e for e in ends if line < 0 or e <= line]),
-                    *reversed([e for e in ends if 0 <= line < e])]:
-            piece = folded[a:end]
-            alnum = "".join(c for c in piece if c.isalnum())
-            if not 15 <= len(alnum) <= 34 or (not alnum.isupper() and not alnum.isdigit()
-                                               and not _spaced_as_printed(piece)):
-                continue
-            if mod97(alnum.upper()):
-                spans.append((a, end))
-                at = end
-                break
+        within = [e for e in ends if line < 0 or e <= line]
+        end = within[-1] if within else ends[-1] if ends else None
+        if end is not None:
+            spans.append((a, end))
+            at = end
     return spans
+
+
+def _passing_ends(folded: str, a: int, b: int) -> list[int]:
+    """The ends, left to right, of the prefixes of the candidate ``folded[a:b]`` that are an IBAN: at a
+    group's end (the next character no letter or digit), 15-34 letters and digits, spaced as printed if it
+    holds a small letter, passing mod-97. One walk: the check's remainder carried along (the four characters
+    it moves to the end added at each end), so a candidate costs a step a character, not a check of each
+    prefix."""
+    c1, c2 = (int(c, 36) for c in folded[a:a + 2])
+    head = (c1 * 100 + c2) * 100 + int(folded[a + 2:a + 4])  # the country's letters and the check digits
+    ends, rest, count, lower = [], 0, 4, not folded[a:a + 2].isupper()
+    groups_of_four, group, groups = True, 4, 1  # (the first group holds the country and check digits)
+    for i in range(a + 4, b):
+        ch = folded[i]
+        if not ch.isalnum():
+            if group:
+                groups_of_four, group = groups_of_four and group == 4, 0
+            continue
+        if not group:
+            groups += 1
+        group += 1
+        count += 1
+        lower = lower or ch.islower()
+        v = int(ch, 36)
+        rest = (rest * (10 if v < 10 else 100) + v) % 97
+        if i + 1 < len(folded) and folded[i + 1].isalnum():
+            continue  # (not a group's end)
+        printed = groups == 1 or (groups_of_four and group <= 4)
+        if 15 <= count <= 34 and (printed or not lower) and (rest * 1_000_000 + head) % 97 == 1:
+            ends.append(i + 1)
+    return ends
