@@ -6,11 +6,14 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
   a tool declares sensitive (``_meta["sentinel/sensitive"]``: a list of argument names, e.g. the device's
   ``type_text.text``, which may be typed into a password field) and schema properties marked
   ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
-* in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), one-time
-  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs, ``NAME=value`` pairs whose
-  NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's ``user:password@``, in any script;
-* and every value found secret above is scrubbed from the reason, proof and error too (a proof tree or a
-  question repeats the arguments it was proved with).
+* in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
+  (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
+  digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
+  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's
+  ``user:password@``, in any script; a card number or IBAN that a whole array or object spells over its
+  parts (``split_numbers.py``) or an integer is;
+* and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
+  (a proof tree or a question repeats the arguments it was proved with).
 
 Pure functions over plain data: the audit writer (or any other record builder) calls ``redact_record``.
 """
@@ -419,10 +422,10 @@ def _scrub_each(value: Any, secrets: set[str]) -> Any:
     return value
 
 
-def _known_masked(value: Any, secrets: set[str]) -> Any:
-    """``value`` with each known secret (of 3 characters or more, as ``scrub_text``) masked in its strings."""
+def _known_masked(value: Any, secrets: list[str]) -> Any:
+    """``value`` with each known secret (longest first) masked in its strings."""
     if isinstance(value, str):
-        for s in sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True):
+        for s in secrets:
             if s in value:
                 value = value.replace(s, mask(s))
         return value
@@ -440,8 +443,11 @@ def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict
     out = dict(record)
     if out.get("arguments") is not None:
         out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
-        if secrets:  # a secret argument's value repeated in another ({"password": p, "confirm": p})
-            out["arguments"] = _known_masked(out["arguments"], secrets)
+        # a secret argument's value repeated in another ({"password": p, "confirm": p}); of 3 characters or
+        # more, as ``scrub_text`` (shorter values would mask unrelated characters everywhere)
+        known = sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True)
+        if known:
+            out["arguments"] = _known_masked(out["arguments"], known)
     for key in ("reason", "proof", "error"):
         if out.get(key) is not None:
             out[key] = _scrub_any(out[key], secrets)
