@@ -91,7 +91,7 @@ _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}
 # names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, GITHUB_TOKEN=, {"password": ...}
 _PAIR = re.compile(
     r"""(?<![A-Za-z0-9_.])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1(\s*[:=]\s*)"""
-    r"""(?!\[(?:code|card|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
+    r"""(?!\[(?:code|card|iban|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
 # a URL's user:password@
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")

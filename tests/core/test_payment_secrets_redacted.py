@@ -46,6 +46,11 @@ def test_an_iban_is_masked_in_every_field(iban: str) -> None:
         assert "iban" in text.lower() and tail in digits_of(text), (iban, text)
 
 
+def test_an_ibans_mark_is_left_whole_after_a_secret_key() -> None:
+    """(The pair rule masked its value from the mark's bracket to the next space: "[redacted] ****3000]".)"""
+    assert scrub_text("token: DE89370400440532013000 ok") == "token: [iban ****3000] ok"
+
+
 @pytest.mark.parametrize("text", [
     "DE89370400440532013001",  # the check fails
     "XX89370400440532013000",  # no country of the registry
