@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel_mcp.core.card_numbers import holds_card_number
+from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.display_text import is_hidden
 
 from .actions import RISK_ORDER, ProposedAction, Risk, max_risk
@@ -227,7 +228,8 @@ class ActionFirewall:
     def _text(self, text: str, a: Assessment, *, label_words: set[str]) -> None:
         if holds_card_number(text):  # however it is spaced ("4111.1111…", "4111/1111…")
             a.flag("critical", "text contains a payment card number", floor="critical")
-        if _IBAN.search(text.replace(" ", "")):
+        # (the shape alone in capitals, unchecked, as before; any spelling passing mod-97: iban_numbers.py)
+        if _IBAN.search(text.replace(" ", "")) or iban_spans(text):
             a.flag("high", "text contains a bank account number (IBAN)", floor="medium")
         code_words = {"code", "otp", "verification", "pin", "passcode", "token"}
         if _OTP.search(text) and (label_words & code_words or _words(text) & code_words):

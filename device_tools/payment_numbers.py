@@ -1,18 +1,13 @@
 """Payment secrets in screen text, masked: a card number, an IBAN, a card's security code.
 
-* A card number is 13-19 decimal digits of any script (``unicodedata``'s Nd: "４０００", "٤٠٠٠") passing the
-  Luhn check, in runs of at least ``MIN_RUN`` digits joined by what a number is spaced with: any space (a
-  no-break or thin one too), a dash, a dot, a slash, an invisible format character, a line break (two
-  adjacent labels are joined by one, so a number an app draws over several text views is whole), the ``|``
-  Sentinel puts between the labels of a row. Every window of whole runs is tried (``card_numbers``), so a
-  number beside another is still found. A run of one or two digits parts runs (a date's "12.06.2026", a
-  phone's "+49 30"): no card is grouped so, and two dates side by side must not make 16 digits.
-* An IBAN is two letters, two check digits and 11-30 letters or digits (spaced in groups or not, any
-  script's digits, any case) whose mod-97 check holds, ending where a group ends.
-* A security code is 3 or 4 digits standing apart after one of the words a card form labels it with
-  (``_CODE_WORDS``: the networks' own names of it, CVC, CVV, CID, CSC, and "security code" in a few
-  languages), in the same label or the next. Unlike the numbers it has no check digit: the word is all there
-  is to find it by, and a code whose label is not one of these is not found.
+* A card number as a screen draws it (``card_numbers.card_spans_as_drawn``: 13-19 digits of any script
+  passing Luhn, in runs of three or more joined by a few spaces, dashes, dots, slashes, a line break between
+  two labels or the ``|`` Sentinel puts between a row's labels; a date's or a phone's short runs part them).
+* An IBAN as ``core/iban_numbers.py`` finds it (the records' redactor reads the same): a registry's
+  country, two check digits and 11-30 letters or digits passing mod-97, in capitals or small letters, spaced
+  or not.
+* A security code is 3 or 4 digits after one of the words a card form labels it with
+  (``core/card_codes.py``: CVC, CVV, CVN, CID, CSC, and "security code" in a few languages).
 
 Masking keeps the text's length and every character but the masked letters and digits (each one a ``•``),
 and of a card number or IBAN the last four: "•••• •••• •••• 4242". Cost: one pass over the text per kind
@@ -25,62 +20,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from sentinel_mcp.core.card_numbers import card_windows
+from sentinel_mcp.core.card_codes import code_spans as card_code_spans
+from sentinel_mcp.core.card_numbers import card_spans_as_drawn
+from sentinel_mcp.core.iban_numbers import iban_spans
 
 PAYMENT = "payment_numbers"  # the screen kind a caller holds to see them as drawn
 MASK = "•"
 KEEP = 4  # a card number's or IBAN's last characters shown: which card it is, not the card
-MIN_RUN = 3
-MAX_GAP = 3  # characters between two runs of one number ("4000 - 0566", " | " between labels)
-_JOIN_CHARS = frozenset(".-/|")
 _DIGITS = re.compile(r"\d+")
-_IBAN_SEP = r"[\s\u00a0\u2007\u2009\u202f\u200b\u2060-]{0,2}"
-# the countries of the IBAN registry (ISO 13616, SWIFT's list of 2024): two capitals a text holds by chance
-# ("e-bb03dedd TextView" passed mod-97 once in a thousand labels) rarely name one
-_IBAN_COUNTRIES = frozenset("""AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO
-FR GB GE GI GL GR GT HN HR HU IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI NL NO
-OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE""".split())
-# in capitals, as banks print it (a lowercase run of hex is an id, not an account)
-_IBAN = re.compile(rf"(?<![A-Za-z0-9])[A-Z]{{2}}[0-9]{{2}}(?:{_IBAN_SEP}[A-Z0-9]){{11,30}}(?![a-z])")
-# the words a card form labels its security code with (casefolded); a whole word of the text
-_CODE_WORDS = ("cvc", "cvc2", "cvv", "cvv2", "cid", "csc", "cav2", "security code", "card code",
-               "sicherheitscode", "prüfnummer", "kartenprüfnummer", "código de seguridad",
-               "cryptogramme", "codice di sicurezza", "beveiligingscode", "код безопасности")
-_CODE = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _CODE_WORDS)
-                   + r")(?!\w)[^\w]{0,12}?(?:\([^()\n]{0,24}\)[^\w]{0,6})?([0-9]{3,4})(?![0-9\w])")
-
-
-def _joins(text: str, end: int, start: int) -> bool:
-    gap = text[end:start]
-    return len(gap) <= MAX_GAP and all(
-        c.isspace() or c in _JOIN_CHARS or unicodedata.category(c) in ("Zs", "Pd", "Cf") for c in gap)
-
-
-def _digit_runs(text: str) -> list[tuple[int, int]]:
-    """Every run of decimal digits (``\\d``: any script's); a run touching a letter is a word's
-    ("e-979ce871", "1Z999AA1"), no card's part: it stands as an empty run, which parts the runs around it."""
-    out = []
-    n = len(text)
-    for m in _DIGITS.finditer(text):
-        i, j = m.span()
-        touches = (i and text[i - 1].isalpha()) or (j < n and text[j].isalpha())
-        out.append((i, i) if touches else (i, j))
-    return out
-
-
-def card_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every card number in ``text``, left to right."""
-    spans: list[tuple[int, int]] = []
-    group: list[tuple[int, int]] = []
-    for run in [*_digit_runs(text), (len(text) + MAX_GAP + 1, len(text) + MAX_GAP + 1)]:
-        if run[1] - run[0] >= MIN_RUN and group and _joins(text, group[-1][1], run[0]):
-            group.append(run)
-            continue
-        if group and sum(b - a for a, b in group) >= 13:  # (fewer digits hold no card)
-            spans += card_windows(text, group)
-        group = [run] if run[1] - run[0] >= MIN_RUN else []
-    return spans
-
 
 def _fold(text: str) -> str:
     """One character for each: any script's decimal digit as its ASCII digit, a full-width or other
@@ -99,43 +46,12 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
-def _mod97(alnum: str) -> bool:
-    moved = alnum[4:] + alnum[:4]
-    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
-
-
-def iban_spans(text: str, folded: str | None = None) -> list[tuple[int, int]]:
-    """(start, end) of every IBAN in ``text``: the longest prefix of a candidate ending at a group's end
-    (the next character no letter or digit) whose mod-97 check holds."""
-    folded = _fold(text) if folded is None else folded
-    spans = []
-    at = 0
-    while (m := _IBAN.search(folded, at)) is not None:
-        a, b = m.span()
-        at = a + 1  # (the next one may start inside this candidate: it runs on over 30 characters)
-        if folded[a:a + 2] not in _IBAN_COUNTRIES:
-            continue
-        ends = [i + 1 for i in range(a, b) if folded[i].isalnum() and (i + 1 == len(folded)
-                                                                      or not folded[i + 1].isalnum())]
-        # the longest in the line it starts in first: one over the next label (the next line) only when the
-        # line holds none (a label after an IBAN, "00\nIBAN\nDE89", can make a longer one pass by chance)
-        line = folded.find("\n", a, b)
-        for end in [*reversed([e for e in ends if line < 0 or e <= line]),
-                    *reversed([e for e in ends if 0 <= line < e])]:
-            alnum = "".join(c for c in folded[a:end] if c.isalnum())
-            if 15 <= len(alnum) <= 34 and _mod97(alnum):
-                spans.append((a, end))
-                at = end
-                break
-    return spans
-
-
 def code_spans(text: str, folded: str | None = None) -> list[tuple[int, int]]:
-    """(start, end) of every security code after its label word."""
+    """(start, end) of every security code after its label word (``core/card_codes.py``)."""
     folded = (_fold(text) if folded is None else folded).casefold()
     if len(folded) != len(text):
         return []  # (casefold made a character two: "ß"; read per character instead)
-    return [m.span(1) for m in _CODE.finditer(folded)]
+    return card_code_spans(folded)
 
 
 def mask_text(text: str) -> tuple[str, int]:
@@ -144,7 +60,7 @@ def mask_text(text: str) -> tuple[str, int]:
         return text, 0
     folded = _fold(text)
     cased = folded.casefold()
-    marks = [(a, b, KEEP) for a, b in (*card_spans(folded), *iban_spans(text, folded))]
+    marks = [(a, b, KEEP) for a, b in (*card_spans_as_drawn(folded), *iban_spans(folded))]
     if len(cased) == len(text):
         marks += [(a, b, 0) for a, b in code_spans(text, folded)]
     if not marks:

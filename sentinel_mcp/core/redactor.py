@@ -6,11 +6,14 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
   a tool declares sensitive (``_meta["sentinel/sensitive"]``: a list of argument names, e.g. the device's
   ``type_text.text``, which may be typed into a password field) and schema properties marked
   ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
-* in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), one-time
-  codes (a 4-8 digit run next to "code", "otp", "pin", ...), bearer tokens, JWTs, ``NAME=value`` pairs whose
-  NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's ``user:password@``, in any script;
-* and every value found secret above is scrubbed from the reason, proof and error too (a proof tree or a
-  question repeats the arguments it was proved with).
+* in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
+  (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
+  digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
+  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's
+  ``user:password@``, in any script; a card number or IBAN that a whole array or object spells over its
+  parts (``split_numbers.py``) or an integer is;
+* and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
+  (a proof tree or a question repeats the arguments it was proved with).
 
 Pure functions over plain data: the audit writer (or any other record builder) calls ``redact_record``.
 """
@@ -24,9 +27,14 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+from sentinel_mcp.core.card_codes import code_spans as card_code_spans
+from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
+from sentinel_mcp.core.code_glued import glued_code_spans
 from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
+from sentinel_mcp.core.split_numbers import spelled_number
 
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
@@ -83,7 +91,7 @@ _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}
 # names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, GITHUB_TOKEN=, {"password": ...}
 _PAIR = re.compile(
     r"""(?<![A-Za-z0-9_.])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1(\s*[:=]\s*)"""
-    r"""(?!\[(?:code|card|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
+    r"""(?!\[(?:code|card|iban|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
 # a URL's user:password@
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")
@@ -118,6 +126,8 @@ def _secret_name_known(name: str) -> bool:
 
 
 def _secret_name(name: str) -> bool:
+    if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
+        return True
     words = _words(name)
     if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
         return True
@@ -151,6 +161,16 @@ def secret_arguments_of(tool: Any) -> set[str]:
     return sensitive_fields_of(tool) | {n for n in names if isinstance(n, str) and secret_name(n)}
 
 
+def _mask_ibans(text: str, folded: str) -> tuple[str, str]:
+    """Every IBAN in the text (``iban_numbers.py``, read on its fold) as ``[iban ****3000]``, but for one
+    inside a digest or id of a known shape."""
+    spans = iban_spans(folded)
+    ids = identifier_spans(folded) if spans else []
+    spans = [span for span in spans if not (ids and inside_an_identifier(span, ids))]
+    marks = ["[iban ****" + "".join(c for c in folded[a:b] if c.isalnum())[-4:] + "]" for a, b in spans]
+    return _spliced(text, folded, spans, marks)
+
+
 def _mask_cards(text: str) -> str:
     """Every card number in the text (however it is spaced: ``card_numbers.py``) as ``[card ****1234]``, but
     for digits inside a digest or id of a known shape (``identifier_shapes.py``)."""
@@ -167,6 +187,7 @@ def _mask_cards(text: str) -> str:
 
 
 _DIGIT_TABLE = str.maketrans("", "", "0123456789")
+_ANY_DIGITS = re.compile(r"\d+")
 _CODE_WORDS = (
     "code",
     "otp",
@@ -237,12 +258,21 @@ def _masked(
             pos = m.end()
         else:
             pos = m.start(group)
+    return _spliced(text, folded, spans, mark)
+
+
+def _spliced(
+    text: str, folded: str, spans: list[tuple[int, int]], mark: str | list[str]
+) -> tuple[str, str]:
+    """``text`` and its fold with each span (left to right, apart) put as ``mark`` (or its own of ``mark``'s
+    list)."""
     if not spans:
         return text, folded
     pieces, folds, last = [], [], 0
-    for a, b in spans:
-        pieces += [text[last:a], mark]
-        folds += [folded[last:a], mark]
+    for i, (a, b) in enumerate(spans):
+        put = mark if isinstance(mark, str) else mark[i]
+        pieces += [text[last:a], put]
+        folds += [folded[last:a], put]
         last = b
     return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
 
@@ -260,16 +290,24 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
     letters = fold_letters(folded)
     if not holds_a_code_word(letters):
         return text, folded
+    # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
     spans = [m.span() for m in _RUN.finditer(folded)
-             if code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+             if m.group().count(".") < 2 and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+    glued = glued_code_spans(folded, letters)
+    if glued:  # (a run after a word of another script is found both ways: once)
+        merged = sorted(spans + glued)
+        spans = [sp for i, sp in enumerate(merged) if not i or sp[0] >= merged[i - 1][1]]
     if not spans:
         return text, folded
-    pieces, folds, last = [], [], 0
-    for a, b in spans:
-        pieces += [text[last:a], "[code]"]
-        folds += [folded[last:a], "[code]"]
-        last = b
-    return "".join(pieces) + text[last:], "".join(folds) + folded[last:]
+    return _spliced(text, folded, spans, "[code]")
+
+
+def _masked_card_codes(text: str, folded: str) -> tuple[str, str]:
+    """A card's security code after its label (``card_codes.py``: "CVN: 123", "Kartenprüfnummer 123") as
+    ``[code]``."""
+    cased = folded.lower()
+    spans = card_code_spans(cased) if len(cased) == len(folded) else []  # ("İ" lowers to two)
+    return _spliced(text, folded, spans, "[code]")
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
@@ -280,11 +318,16 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
             text = text.replace(s, mask(s))
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
-    if not text.isascii():
-        digits = sum(ch.isdecimal() for ch in text)
-    if digits >= 13:
-        text = _mask_cards(text)
+    if not text.isascii():  # (any script's digits: ``\d`` is ``str.isdecimal``)
+        digits = sum(map(len, _ANY_DIGITS.findall(text)))
     folded = _folded(text)
+    if digits >= 4:  # (an IBAN's first, before its digits are read for a card's)
+        text, folded = _mask_ibans(text, folded)
+    if digits >= 13:
+        carded = _mask_cards(text)
+        text, folded = (text, folded) if carded == text else (carded, _folded(carded))
+    if digits >= 3:
+        text, folded = _masked_card_codes(text, folded)
     low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
         text, folded = _masked(text, folded, _CODE, 3, "[code]")
@@ -310,12 +353,33 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        return {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        out = {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
+        return out if marks is None else dict(zip(out, marks))
     if isinstance(value, list):
-        return [redact_value(v, sensitive, secrets, name) for v in value]
+        marks = _spelled_over(value, numbers=True) if len(value) > 1 else None
+        return [redact_value(v, sensitive, secrets, name) for v in value] if marks is None else marks
     if isinstance(value, str):
         return scrub_text(value)
+    if _card_sized(value) and card_spans(str(value)):
+        return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _card_sized(value: Any) -> bool:
+    """Whether ``value`` is an integer a card number could be written as (13-19 digits: an integer of
+    thousands of digits is never written out here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 10**12 <= value < 10**19
+
+
+def _spelled_over(parts: list[Any], numbers: bool) -> list[str] | None:
+    """Marks for ``parts`` that spell a card number or IBAN together (``split_numbers.py``): each ``[card]``
+    (``[iban]``), the last ``[card ****1111]``; or None."""
+    found = spelled_number(parts, numbers)
+    if found is None:
+        return None
+    kind, tail = found
+    return [f"[{kind}]"] * (len(parts) - 1) + [f"[{kind} ****{tail}]"]
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -358,6 +422,20 @@ def _scrub_each(value: Any, secrets: set[str]) -> Any:
     return value
 
 
+def _known_masked(value: Any, secrets: list[str]) -> Any:
+    """``value`` with each known secret (longest first) masked in its strings."""
+    if isinstance(value, str):
+        for s in secrets:
+            if s in value:
+                value = value.replace(s, mask(s))
+        return value
+    if isinstance(value, dict):
+        return {k: _known_masked(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_known_masked(v, secrets) for v in value]
+    return value
+
+
 def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
     """An audit record (``arguments``, ``reason``, ``proof``, ``error`` and any other fields) as it may be
     stored: a new dict, the input untouched."""
@@ -365,6 +443,11 @@ def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict
     out = dict(record)
     if out.get("arguments") is not None:
         out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
+        # a secret argument's value repeated in another ({"password": p, "confirm": p}); of 3 characters or
+        # more, as ``scrub_text`` (shorter values would mask unrelated characters everywhere)
+        known = sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True)
+        if known:
+            out["arguments"] = _known_masked(out["arguments"], known)
     for key in ("reason", "proof", "error"):
         if out.get(key) is not None:
             out[key] = _scrub_any(out[key], secrets)

@@ -48,3 +48,16 @@ def test_known_cards_in_many_runs():
     assert card_spans("4 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1") == [(0, 31)]
     assert card_spans("٤١١١١١١١١١١١١١١١") == [(0, 16)]  # Arabic-Indic digits
     assert card_spans("1 " * 5000) == _by_each_window("1 " * 5000)
+
+
+def test_the_two_readings_of_one_module() -> None:
+    """The records read every spacing (a writer spaces a number to slip it by); a screen as an app draws it
+    (a date's and a phone's short runs part numbers). Both find a card glued to its brand word."""
+    from sentinel_mcp.core.card_numbers import card_spans_as_drawn
+
+    pan = "4000056655665556"
+    for text in (f"VISA{pan}", f"card:{pan[:4]}-{pan[4:8]}-{pan[8:12]}-{pan[12:]}", f"Card {pan} ok"):
+        assert card_spans(text) and card_spans_as_drawn(text), text
+    for text in ("4 0 0 0 0 5 6 6 5 5 6 6 5 5 5 6", "4000  --  0566  --  5566  --  5556"):
+        assert card_spans(text) and not card_spans_as_drawn(text), text
+    assert not card_spans_as_drawn("1Z999AA10123456784") and not card_spans_as_drawn("12.06.2026 14.06.2026")

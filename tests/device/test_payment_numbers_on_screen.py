@@ -149,6 +149,27 @@ def test_sentinels_own_words_are_not_masked(line) -> None:
     assert mask_text(line) == (line, 0)
 
 
+@pytest.mark.parametrize("shown", [
+    # an IBAN in small letters or spaced wider than two characters was drawn as it is
+    "iban: de89 3704 0044 0532 0130 00", "de89370400440532013000", "DE89 - 3704 - 0044 - 0532 - 0130 - 00",
+    "gb29 nwbk 6016 1331 9268 19",
+    # a card number glued to its brand, a code after a label the list lacked
+    "VISA4000056655665556", "CVN: 737", "CVV737",
+])
+def test_more_spellings_of_a_payment_secret_are_masked(shown) -> None:
+    masked_text, found = mask_text(shown)
+    assert found and "•" in masked_text, masked_text
+    assert not any(run in _digits(masked_text) for run in ("3704", "0566", "1331", "737")), masked_text
+
+
+@pytest.mark.parametrize("line", [
+    "[7] e-de12abcd TextView text='de12 abcd text view' res=part7 @90,330",
+    "Order ORD1234567812345678 shipped",  # 16 digits glued to a word, failing Luhn
+])
+def test_words_beside_digits_stay_as_drawn(line) -> None:
+    assert mask_text(line) == (line, 0)
+
+
 def test_masking_a_screen_of_a_thousand_labels_is_bounded() -> None:
     """10 KB over 1,000 labels, digits everywhere: one pass (the join bounds each window to 19 digits)."""
     labels = [f"{i:04d} 12.06 #{i}" for i in range(1000)]

@@ -87,6 +87,12 @@ def click(text="", desc="", rid="", package="com.example.app", **kw) -> Proposed
             "high",
             "IBAN",
         ),
+        *(  # an IBAN typed in small letters or spaced by dashes was not flagged
+            (ProposedAction(kind="type", tool="type_text", text=iban, target=Target(
+                id="e", resource_id="x:id/recipient", editable=True)), "high", "IBAN")
+            for iban in ("de89 3704 0044 0532 0130 00", "DE89-3704-0044-0532-0130-00",
+                         "gb29nwbk60161331926819")
+        ),
         (ProposedAction(kind="sms_send", tool="sms_send", text="hi", details={"to": "+1"}), "high", "SMS"),
     ],
 )
