@@ -92,6 +92,9 @@ _ATTACKS = {
     "count the machine's processes": "broke(sum(n.isdigit() for n in os.listdir('/proc')) > 8)",
     "read what was left world-readable in the machine's /tmp": "broke(open(PLANTED).read() == 'left')",
     "leave a file in the machine's /tmp": "open(f'/tmp/{MARK}-from-tool', 'w').write('x')\nbroke(False)",
+    # red team 'swarm' 7: its init (the supervisor's fork, its uid) showed the supervisor's arguments
+    "read its init's command line": "broke(len(open('/proc/1/cmdline', 'rb').read()) > 0)",
+    "read its init's environment": "broke(len(open('/proc/1/environ', 'rb').read()) > 0)",
 }
 
 
