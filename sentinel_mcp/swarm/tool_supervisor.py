@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import resource
+import select  # (at the start: the tool's view of the files, taken before it is used, may lack this Python's)
 import signal
 import sys
 from typing import Any
@@ -233,8 +234,6 @@ def _init(pids: Any, prctl: Any, watched: int) -> None:
     """As the pid namespace's init: tied to the supervisor (killed with it: the namespace, and all of the
     tool, with it), fork the tool, whose process alone returns from here; this one reaps, then ends with the
     tool's status."""
-    import select
-
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the supervisor's handler is not this process's
     # its parent is outside the namespace (getppid says 0): whether it is still there is asked of its pidfd
     poll = select.poll()

@@ -20,7 +20,7 @@ import pytest
 
 from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
 
-from sentinel_mcp.swarm.tool_files import PRIVATE, files_here
+from sentinel_mcp.swarm.tool_files import PRIVATE, files_here, kept_dirs
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -87,7 +87,32 @@ async def test_a_tool_can_write_nowhere_but_its_workspace_and_its_own_tmp(tmp_pa
 
 def test_the_tools_view_of_the_files_is_said(tmp_path) -> None:
     said = script_tools(tmp_path, "#!/bin/sh\nexit 1\n").describe()
-    assert any("a /tmp, /var/tmp and /dev/shm of its own" in n for n in said), said
+    assert any("a /tmp, /var/tmp and /dev/shm of its own" in n and "no other file" in n for n in said), said
+
+
+async def test_a_tool_sees_none_of_the_machines_files_outside_its_system_directories(tmp_path) -> None:
+    """Red team 'swarm' 7: its view was the machine's whole root, read-only: a file left world-readable
+    outside /tmp (a home, a data dir) it read. Now only the system directories are in it; its own program
+    (a JDK's: its home) and workspace still run."""
+    home = Path("/home") / f"sentinel-test-{uuid.uuid4().hex}"
+    home.mkdir(mode=0o755)
+    try:
+        (home / "left").write_text("readable")
+        (home / "left").chmod(0o644)
+        script = (
+            f"#!/bin/sh\nexec 2>&1\ncat {home}/left && echo BROKE\nls / | tr '\\n' ' '\n"
+            "echo x > planted-here && echo workspace-written\nexit 1\n"
+        )
+        ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+        assert "workspace-written" in ran and "BROKE" not in ran, ran
+        assert " home " not in ran and " root " not in ran and " usr " in ran, ran
+    finally:
+        shutil.rmtree(home)
+
+
+def test_a_jdks_program_is_given_its_home() -> None:
+    """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone."""
+    assert kept_dirs(["/opt/jdk-17/bin/java", "/opt/sdk/aapt2"]) == ["/opt/jdk-17", "/opt/sdk"]
 
 
 async def test_what_a_killed_run_left_is_removed_before_its_uid_is_leased_again(tmp_path) -> None:

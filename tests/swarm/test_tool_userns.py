@@ -53,9 +53,10 @@ def open_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _as_nobody(d: Path, tool: str, first: str = "") -> dict[str, list[str]]:
+def _as_nobody(d: Path, tool: str, first: str = "", home: Path | None = None) -> dict[str, list[str]]:
     """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
-    notes, and what it says of this machine (``first``: code the gateway runs before it starts)."""
+    notes, and what it says of this machine (``first``: code the gateway runs before it starts; ``home``:
+    its HOME)."""
     (d / "java").write_text(tool)
     (d / "java").chmod(0o755)
     (d / "ktlint").write_text("not a jar\n")
@@ -71,7 +72,7 @@ def _as_nobody(d: Path, tool: str, first: str = "") -> dict[str, list[str]]:
     )
     ran = subprocess.run(
         [*_NOBODY, sys.executable, "-c", runner],
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])),
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]), HOME=str(home or os.environ["HOME"])),
         cwd=d,
         capture_output=True,
         text=True,
@@ -128,6 +129,55 @@ def test_a_non_root_gateways_tool_is_separated_where_user_namespaces_are_allowed
     assert any(n.startswith("each tool in a user namespace of its own") for n in got["said"]), got["said"]
 
 
+# the files a gateway keeps of its own (all its user's, owner-only), under its home
+_GATEWAY_FILES = {
+    "its data dir's audit database": "data/audit.db",
+    "its config (secrets in it)": "sentinel.toml",
+    "its TLS key": "tls/key.pem",
+    "its ~/.config": ".config/sentinel/token",
+}
+
+
+@pytest.fixture
+def gateway_home() -> Iterator[Path]:
+    """A home of ``nobody``'s (the gateway's user) outside the places a tool is given of its own (/tmp), with
+    the gateway's files in it, each owner-only; removed after."""
+    home = Path("/home") / f"sentinel-gateway-{uuid.uuid4().hex}"
+    try:
+        for rel in _GATEWAY_FILES.values():
+            f = home / rel
+            f.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            f.write_text("gateway-secret")
+            f.chmod(0o600)
+        for top, dirs, files in os.walk(home):
+            for name in (*dirs, *files, ""):
+                os.chown(os.path.join(top, name), 65534, 65534)
+        home.chmod(0o700)
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("attack", list(_GATEWAY_FILES))
+def test_a_non_root_gateways_tool_cannot_read_the_gateways_own_files(open_dir, gateway_home, attack) -> None:
+    """Found by red team 'swarm' 7: in its user namespace the tool is the gateway's uid outside it, and its
+    view of the files was the machine's (read-only): every file the gateway owns (its data dir, config, TLS
+    key, audit database, ~/.config) it read. Now its view has the machine's system directories only (and
+    its workspace, its program's, its own /tmp): the gateway's home is not in it."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    target = gateway_home / _GATEWAY_FILES[attack]
+    tool = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\ntry:\n"
+        f"    print('BROKE' if open({str(target)!r}).read() == 'gateway-secret' else 'refused:')\n"
+        "except OSError as e:\n    print('refused:', type(e).__name__)\n"
+        f"print('home', os.path.exists({str(gateway_home)!r}))\nsys.exit(1)\n"
+    )
+    got = _as_nobody(open_dir, tool, home=gateway_home)
+    ran = " ".join(got["notes"])
+    assert "refused:" in ran and "BROKE" not in ran and "home False" in ran, ran
+
+
 def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(open_dir) -> None:
     """A machine that refuses unprivileged user namespaces (here: the gateway itself behind the tools' own
     filter, which refuses ``unshare``): its tools still run, with the socket filter, and the report says what
@@ -146,6 +196,8 @@ def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(op
     said = " ".join(got["said"])
     assert "no user namespace for the tools" in said and "every process's view in /proc" in said, said
     assert "see every process of the machine" in said and "share the machine's /tmp" in said, said
+    # and its files: the tool is its user, in the machine's view
+    assert "every file of the machine's their user may read" in said and "its files" in said, said
 
 
 def test_nothing_a_non_root_gateways_tool_started_outlives_the_gateway(open_dir) -> None:
