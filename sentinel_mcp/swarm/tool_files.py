@@ -44,7 +44,9 @@ TMP_SIZE = "size=512m,nr_inodes=65536,mode=1777"
 # dir, config, keys and audit (a gateway not root: its tool is its uid outside its user namespace, and read
 # them) and other users keep theirs; a link among them (``/bin`` to ``usr/bin``) is made again as that link
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/sys", "/proc")
-_ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"  # the new root's own: its mount points and links only
+_ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"
+# its workspace: a copy of its own in memory (charged to its cgroup, as its /tmp is), not the machine's disk
+WORK_SIZE = "size=512m,nr_inodes=65536,mode=0700"  # the new root's own: its mount points and links only
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MNT_DETACH = 2
 
@@ -146,7 +148,13 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
                 ),
                 f"no {place} of its own could be mounted",
             )
-    for k in writable:
+    os.makedirs(new + keep[0], mode=0o755, exist_ok=True)
+    _checked(
+        libc.mount(b"tmpfs", (new + keep[0]).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, WORK_SIZE.encode()),
+        "no workspace of its own could be mounted",
+    )
+    _copied(f"/proc/self/fd/{held[keep[0]]}", new + keep[0])
+    for k in writable[1:]:
         os.makedirs(new + k, mode=0o755, exist_ok=True)
         _bind(libc, held[k], new + k)
         # a bind's flags are its source mount's: made nosuid, nodev, and writable (its modes still hold)
@@ -155,6 +163,32 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
             f"{k} not made writable",
         )
     return new
+
+
+def _copied(source: str, to: str) -> None:
+    """What the gateway wrote in the workspace (its sources: a bounded number of small files, the tool's
+    uid's), copied to ``to`` with its modes and owners; links made again as links, nothing else copied."""
+    st = os.stat(source)
+    os.chown(to, st.st_uid, st.st_gid)
+    os.chmod(to, st.st_mode & 0o7777)
+    for top, dirs, files in os.walk(source):
+        rel = os.path.relpath(top, source)
+        for name in (*dirs, *files):
+            src, dst = os.path.join(top, name), os.path.normpath(os.path.join(to, rel, name))
+            st = os.lstat(src)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            elif name in dirs:
+                os.mkdir(dst, 0o700)
+            elif os.path.isfile(src):
+                with open(src, "rb") as r, open(dst, "xb") as w:
+                    while chunk := r.read(1 << 20):
+                        w.write(chunk)
+            else:
+                continue
+            os.chown(dst, st.st_uid, st.st_gid, follow_symlinks=False)
+            if not os.path.islink(src):
+                os.chmod(dst, st.st_mode & 0o7777)
 
 
 def _bind(libc: ctypes.CDLL, fd: int, where: str) -> None:

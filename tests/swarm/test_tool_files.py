@@ -110,6 +110,33 @@ async def test_a_tool_sees_none_of_the_machines_files_outside_its_system_directo
         shutil.rmtree(home)
 
 
+async def test_what_a_tool_writes_in_its_workspace_is_bounded(tmp_path) -> None:
+    """Red team 'swarm' 7: its workspace was the machine's directory: file after file (each under its file
+    cap) it filled the machine's disk, the gateway's store and audit with it. Now its workspace is a copy of
+    its own in memory charged to its cgroup: past its memory cap it is stopped, and the machine's disk has
+    nothing of it."""
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\nn = 0\ntry:\n    for n in range(160):\n"
+        "        with open(f'f{n}', 'wb') as f:\n            f.write(b'x' * 1024 * 1024)\n    n = 160\n"
+        "except OSError as e:\n    print(type(e).__name__)\n"
+        "print('wrote', n, 'sources', open('app/src/main/java/com/example/A.kt').read().count('class A'))\n"
+        "sys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script, max_memory_mb=64).check_kotlin(KOTLIN)).notes)
+    assert "wrote 160" not in ran, ran
+
+
+async def test_a_tools_workspace_holds_what_the_gateway_wrote(tmp_path) -> None:
+    """Its workspace, a copy of its own, still holds the sources it checks, its to write (its uid's)."""
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\nst = os.stat('app/src/main/java/com/example/A.kt')\n"
+        "print('sources', open('app/src/main/java/com/example/A.kt').read().count('class A'),"
+        " st.st_uid == os.getuid(), os.access('.', os.W_OK))\nsys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+    assert "sources 1 True True" in ran, ran
+
+
 def test_a_jdks_program_is_given_its_home() -> None:
     """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone."""
     assert kept_dirs(["/opt/jdk-17/bin/java", "/opt/sdk/aapt2"]) == ["/opt/jdk-17", "/opt/sdk"]
