@@ -53,22 +53,26 @@ def open_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _as_nobody(d: Path, tool: str, first: str = "", home: Path | None = None) -> dict[str, list[str]]:
+def _as_nobody(
+    d: Path, tool: str | None, first: str = "", home: Path | None = None, java: str | None = None
+) -> dict[str, list[str]]:
     """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
-    notes, and what it says of this machine (``first``: code the gateway runs before it starts; ``home``:
-    its HOME)."""
-    (d / "java").write_text(tool)
-    (d / "java").chmod(0o755)
-    (d / "ktlint").write_text("not a jar\n")
+    notes and issues, and what it says of this machine (``first``: code the gateway runs before it starts;
+    ``home``: its HOME; ``java``: a real one, ``tool`` None, its ktlint the jar ``d/ktlint`` made already)."""
+    if tool is not None:
+        (d / "java").write_text(tool)
+        (d / "java").chmod(0o755)
+        (d / "ktlint").write_text("not a jar\n")
     runner = (
         # the supervisor and the probes run with the standard library only: this machine's Python, which
         # nobody reaches (the tests' own lives under root's home)
         f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n{first}"
         "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
-        f"s = VerifySettings(kotlin=True, resources=False, java={str(d / 'java')!r}, "
-        f"ktlint={str(d / 'ktlint')!r})\nt = Toolchain(s)\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={java or str(d / 'java')!r}, "
+        f"ktlint={str(d / 'ktlint')!r}, max_memory_mb=512)\nt = Toolchain(s)\n"
         f"r = asyncio.run(t.check_kotlin({KOTLIN!r}))\n"
-        "print(json.dumps({'notes': r.notes, 'said': t.describe()}))\n"
+        "issues = [i.message for i in r.issues]\n"
+        "print(json.dumps({'notes': r.notes, 'issues': issues, 'said': t.describe()}))\n"
     )
     ran = subprocess.run(
         [*_NOBODY, sys.executable, "-c", runner],
@@ -176,6 +180,28 @@ def test_a_non_root_gateways_tool_cannot_read_the_gateways_own_files(open_dir, g
     got = _as_nobody(open_dir, tool, home=gateway_home)
     ran = " ".join(got["notes"])
     assert "refused:" in ran and "BROKE" not in ran and "home False" in ran, ran
+
+
+@pytest.mark.skipif(not (shutil.which("java") and shutil.which("javac")), reason="no JDK here")
+def test_a_non_root_gateways_real_jvm_still_runs_in_its_view_of_the_files(open_dir, gateway_home) -> None:
+    """The honest tool: a JVM (the machine's, under /usr) reads the sources it is given in its workspace and
+    answers, in the view that lacks the gateway's home."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    (open_dir / "Lint.java").write_text(
+        "public class Lint { public static void main(String[] a) throws Exception {\n"
+        "  String s = java.nio.file.Files.readString(java.nio.file.Path.of(a[a.length - 1]));\n"
+        '  System.out.println("[{\\"file\\": \\"" + a[a.length - 1] + "\\", \\"errors\\": [{\\"line\\": 1, '
+        '\\"column\\": 1, \\"rule\\": \\"\\", \\"message\\": \\"read " + s.length() + "\\"}]}]"); } }\n'
+    )
+    classes = open_dir / "classes"
+    subprocess.run(["javac", "-d", str(classes), str(open_dir / "Lint.java")], check=True)
+    jar = ["jar", "--create", "--file", str(open_dir / "ktlint"), "--main-class", "Lint", "-C", str(classes)]
+    subprocess.run([*jar, "."], check=True)
+    (open_dir / "ktlint").chmod(0o644)
+    got = _as_nobody(open_dir, None, home=gateway_home, java=shutil.which("java"))
+    source = KOTLIN["app/src/main/java/com/example/A.kt"]
+    assert got["notes"] == [] and [i for i in got["issues"] if f"read {len(source)}" in i], got
 
 
 def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(open_dir) -> None:
