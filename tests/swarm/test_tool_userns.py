@@ -54,11 +54,17 @@ def open_dir() -> Iterator[Path]:
 
 
 def _as_nobody(
-    d: Path, tool: str | None, first: str = "", home: Path | None = None, java: str | None = None
+    d: Path,
+    tool: str | None,
+    first: str = "",
+    home: Path | None = None,
+    java: str | None = None,
+    caps: str = "max_memory_mb=512",
 ) -> dict[str, list[str]]:
     """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
     notes and issues, and what it says of this machine (``first``: code the gateway runs before it starts;
-    ``home``: its HOME; ``java``: a real one, ``tool`` None, its ktlint the jar ``d/ktlint`` made already)."""
+    ``home``: its HOME; ``java``: a real one, ``tool`` None, its ktlint the jar ``d/ktlint`` made already;
+    ``caps``: its settings')."""
     if tool is not None:
         (d / "java").write_text(tool)
         (d / "java").chmod(0o755)
@@ -69,7 +75,7 @@ def _as_nobody(
         f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n{first}"
         "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
         f"s = VerifySettings(kotlin=True, resources=False, java={java or str(d / 'java')!r}, "
-        f"ktlint={str(d / 'ktlint')!r}, max_memory_mb=512)\nt = Toolchain(s)\n"
+        f"ktlint={str(d / 'ktlint')!r}, {caps})\nt = Toolchain(s)\n"
         f"r = asyncio.run(t.check_kotlin({KOTLIN!r}))\n"
         "issues = [i.message for i in r.issues]\n"
         "print(json.dumps({'notes': r.notes, 'issues': issues, 'said': t.describe()}))\n"
@@ -202,6 +208,27 @@ def test_a_non_root_gateways_real_jvm_still_runs_in_its_view_of_the_files(open_d
     got = _as_nobody(open_dir, None, home=gateway_home, java=shutil.which("java"))
     source = KOTLIN["app/src/main/java/com/example/A.kt"]
     assert got["notes"] == [] and [i for i in got["issues"] if f"read {len(source)}" in i], got
+
+
+def test_a_non_root_gateways_tool_cannot_fork_past_its_process_cap(open_dir) -> None:
+    """Red team 'swarm' 7: a gateway not root is given no cgroup for its tools (here: none of this test's
+    processes may make one), so nothing capped a tool's processes: a fork bomb ran to the machine's limit.
+    In its user namespace its processes (and threads) are now counted apart from the gateway user's others,
+    and capped there (``RLIMIT_NPROC``)."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    tool = (
+        f"#!{TOOL_PYTHON}\nimport os, signal, sys\nr, w = os.pipe()\nkids = []\ntry:\n"
+        "    for _ in range(100):\n        pid = os.fork()\n        if pid == 0:\n"
+        "            os.close(w)\n            os.read(r, 1)\n            os._exit(0)\n"
+        "        kids.append(pid)\nexcept OSError as e:\n    print(type(e).__name__)\n"
+        "print('forked', len(kids))\nos.close(w)\nfor pid in kids:\n    os.waitpid(pid, 0)\nsys.exit(1)\n"
+    )
+    got = _as_nobody(open_dir, tool, caps="max_processes=32")
+    ran = " ".join(got["notes"])
+    assert "forked" in ran and "forked 100" not in ran, ran
+    said = " ".join(got["said"])
+    assert "processes and threads are capped to 32 in its user namespace" in said, said
 
 
 def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(open_dir) -> None:
