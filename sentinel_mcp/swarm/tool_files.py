@@ -73,9 +73,9 @@ def kept_dirs(programs: list[str]) -> list[str]:
     found: list[str] = []
     for p in programs:
         d = os.path.realpath(os.path.dirname(os.path.abspath(p)))
-        if (
-            os.path.basename(d) == "bin"
-        ):  # a JDK's (or SDK's) program: its home, beside which its libraries are
+        # a JDK's program: its home (its ``release`` file says it is one), beside which are its libraries;
+        # never a ``bin`` of a home's, which would bring that home into the view
+        if os.path.basename(d) == "bin" and os.path.isfile(os.path.join(os.path.dirname(d), "release")):
             d = os.path.dirname(d)
         if d not in found:
             found.append(d)

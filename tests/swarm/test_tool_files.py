@@ -137,9 +137,14 @@ async def test_a_tools_workspace_holds_what_the_gateway_wrote(tmp_path) -> None:
     assert "sources 1 True True" in ran, ran
 
 
-def test_a_jdks_program_is_given_its_home() -> None:
-    """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone."""
-    assert kept_dirs(["/opt/jdk-17/bin/java", "/opt/sdk/aapt2"]) == ["/opt/jdk-17", "/opt/sdk"]
+def test_a_jdks_program_is_given_its_home(tmp_path) -> None:
+    """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone; a ``bin``
+    that is no JDK's (a user's ``~/bin``) is kept alone, its home not brought into the view."""
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "release").write_text('JAVA_VERSION="17"\n')
+    (tmp_path / "home" / "bin").mkdir(parents=True)
+    programs = [str(tmp_path / p) for p in ("jdk/bin/java", "home/bin/java", "sdk/aapt2")]
+    assert kept_dirs(programs) == [str(tmp_path / p) for p in ("jdk", "home/bin", "sdk")]
 
 
 async def test_what_a_killed_run_left_is_removed_before_its_uid_is_leased_again(tmp_path) -> None:
