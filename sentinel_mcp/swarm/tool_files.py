@@ -8,7 +8,8 @@ process, as root (or with every capability of its user namespace: ``tool_userns.
 user, takes a mount namespace of its own (changes private to it, and gone with its last process) and a new
 root (red team 'swarm' 7: with the machine's root, read-only, a gateway not root gave its tool, its own uid
 outside its user namespace, every file it owns: its data dir, config, keys, audit database, ``~/.config``):
-a small tmpfs holding ``SYSTEM`` (an allow list: ``/usr``, ``/etc``, ``/dev``... bound) and the directories
+a small tmpfs holding ``SYSTEM`` (an allow list: ``/usr``, ``/etc``... bound), a ``/dev`` of its own
+(``DEVICES``) and the directories
 of its program and the files the gateway runs it with (a jar, the platform file; a JDK's ``bin``: its
 home), all read-only (``mount_setattr``, recursive: no world-writable directory is left to it, whatever the
 machine has), then a fresh tmpfs on each of ``PRIVATE`` (mode 1777, size-capped; its pages are charged to
@@ -33,7 +34,8 @@ import sys
 from collections.abc import Callable
 
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
-_MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 0x20, 0x1000, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 2, 4, 8, 0x20, 0x1000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 _MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}
 # the world-writable places of a Linux machine's tools: each given empty, of the tool's own
@@ -43,7 +45,17 @@ TMP_SIZE = "size=512m,nr_inodes=65536,mode=1777"
 # machine's (an allow list): not /home, /root, /var, /srv, /opt, /run, /mnt, where the gateway keeps its data
 # dir, config, keys and audit (a gateway not root: its tool is its uid outside its user namespace, and read
 # them) and other users keep theirs; a link among them (``/bin`` to ``usr/bin``) is made again as that link
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/sys", "/proc")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys", "/proc")
+# its /dev: a tmpfs of its own with these of the machine's devices bound in it (an allow list: what a JVM or
+# aapt opens), the usual links, and its own shm; not the machine's terminals (``ptmx``, ``pts``), FUSE, loop
+# devices, the kernel log, ``net/tun``, ``kvm`` or whatever else its modes would let it open
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+_DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
 _ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"
 # its workspace: a copy of its own in memory (charged to its cgroup, as its /tmp is), not the machine's disk
 WORK_SIZE = "size=512m,nr_inodes=65536,mode=0700"  # the new root's own: its mount points and links only
@@ -124,6 +136,7 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
             _checked(
                 libc.mount(d.encode(), (new + d).encode(), None, _MS_BIND | _MS_REC, None), f"{d} not bound"
             )
+    _own_dev(libc, new + "/dev")
     writable = [k for k in keep if k == keep[0] or _under(k, PRIVATE)]
     for place in PRIVATE:
         if os.path.isdir(place) and not os.path.islink(place) and not _under(place, SYSTEM):
@@ -163,6 +176,26 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
             f"{k} not made writable",
         )
     return new
+
+
+def _own_dev(libc: ctypes.CDLL, dev: str) -> None:
+    """``DEVICES`` of the machine's bound at ``dev`` (a small tmpfs, made read-only with the rest: a device
+    node on it still opens for writing), ``_DEV_LINKS`` and an empty ``shm`` (its tmpfs comes after)."""
+    os.mkdir(dev)
+    flags = _MS_NOSUID | _MS_NOEXEC
+    _checked(libc.mount(b"tmpfs", dev.encode(), b"tmpfs", flags, b"size=64k,mode=0755"), "no /dev of its own")
+    for name in DEVICES:
+        if not os.path.exists(f"/dev/{name}"):
+            continue
+        with open(f"{dev}/{name}", "x"):
+            pass
+        _checked(
+            libc.mount(f"/dev/{name}".encode(), f"{dev}/{name}".encode(), None, _MS_BIND, None),
+            f"/dev/{name} not bound",
+        )
+    for name, target in _DEV_LINKS.items():
+        os.symlink(target, f"{dev}/{name}")
+    os.mkdir(f"{dev}/shm")
 
 
 def _copied(source: str, to: str) -> None:

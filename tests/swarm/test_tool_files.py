@@ -137,6 +137,26 @@ async def test_a_tools_workspace_holds_what_the_gateway_wrote(tmp_path) -> None:
     assert "sources 1 True True" in ran, ran
 
 
+@pytest.mark.parametrize(
+    "device", ["ptmx", "fuse", "kmsg", "loop-control", "net/tun", "console", "kvm", "mqueue", "pts/ptmx"]
+)
+async def test_a_tool_sees_none_of_the_machines_devices_but_the_plain_ones(tmp_path, device) -> None:
+    """Red team 'swarm' 7: its /dev was the machine's: a terminal of the machine's (``/dev/ptmx``: a pty of
+    the machine's count, its logins'), FUSE, the kernel log, loop devices, the POSIX queues of the machine's
+    IPC namespace, whatever its modes let it open. Now its /dev holds null, zero, full, random, urandom and
+    tty only (and its own shm), each still working."""
+    if not os.path.exists(f"/dev/{device}"):
+        pytest.skip(f"no /dev/{device} on this machine")
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\n"
+        "with open('/dev/urandom', 'rb') as r, open('/dev/null', 'wb') as w:\n"
+        "    w.write(r.read(16))\n    print('plain ones work')\n"
+        f"print('BROKE' if os.path.exists('/dev/{device}') else 'refused:')\nsys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+    assert "plain ones work" in ran and "refused:" in ran and "BROKE" not in ran, ran
+
+
 def test_a_jdks_program_is_given_its_home(tmp_path) -> None:
     """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone; a ``bin``
     that is no JDK's (a user's ``~/bin``) is kept alone, its home not brought into the view."""

@@ -106,6 +106,9 @@ _ATTACKS = {
     # red team 'swarm' 7: its init (the supervisor's fork, its uid) showed the supervisor's arguments
     "read its init's command line": "broke(len(open('/proc/1/cmdline', 'rb').read()) > 0)",
     "read its init's environment": "broke(len(open('/proc/1/environ', 'rb').read()) > 0)",
+    # and its /dev was the machine's (red team 'swarm' 7): a terminal of the machine's, FUSE
+    "open a terminal of the machine's": "broke(os.open('/dev/ptmx', os.O_RDWR) >= 0)",
+    "open FUSE": "broke(os.open('/dev/fuse', os.O_RDWR) >= 0)",
 }
 
 
