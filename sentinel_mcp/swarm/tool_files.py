@@ -45,7 +45,7 @@ TMP_SIZE = "size=512m,nr_inodes=65536,mode=1777"
 # machine's (an allow list): not /home, /root, /var, /srv, /opt, /run, /mnt, where the gateway keeps its data
 # dir, config, keys and audit (a gateway not root: its tool is its uid outside its user namespace, and read
 # them) and other users keep theirs; a link among them (``/bin`` to ``usr/bin``) is made again as that link
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys", "/proc")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc")
 # its /dev: a tmpfs of its own with these of the machine's devices bound in it (an allow list: what a JVM or
 # aapt opens), the usual links, and its own shm; not the machine's terminals (``ptmx``, ``pts``), FUSE, loop
 # devices, the kernel log, ``net/tun``, ``kvm`` or whatever else its modes would let it open
@@ -250,10 +250,10 @@ def files_here() -> bool:
 def files_said(private: bool) -> str:
     if private:
         return (
-            "each tool sees the machine's system directories read-only (/usr, /etc, /dev, /sys...) and its "
-            "workspace, with a /tmp, /var/tmp and /dev/shm of its own (empty, gone with it): nothing it "
-            "writes outlives it or reaches another tool, and no other file of the machine's (the gateway's "
-            "home, data dir, config and keys) is in its view"
+            "each tool sees the machine's system directories read-only (/usr, /etc...), a /dev of its own "
+            "and its workspace, with a /tmp, /var/tmp and /dev/shm of its own (empty, gone with it): nothing "
+            "it writes outlives it or reaches another tool, and no other file of the machine's (the "
+            "gateway's home, data dir, config and keys) is in its view"
         )
     return (
         "the tools share the machine's /tmp, /var/tmp and /dev/shm (no mount namespace: the gateway is not "

@@ -157,6 +157,14 @@ async def test_a_tool_sees_none_of_the_machines_devices_but_the_plain_ones(tmp_p
     assert "plain ones work" in ran and "refused:" in ran and "BROKE" not in ran, ran
 
 
+async def test_a_tool_sees_no_cgroup_or_device_of_the_machines_in_sys(tmp_path) -> None:
+    """Red team 'swarm' 7: /sys was in its view: every cgroup's use (another build's memory and processes, the
+    gateway's), the machine's devices. A JVM or aapt needs none of it: /sys is not in its view."""
+    script = f"#!{TOOL_PYTHON}\nimport os, sys\nprint('BROKE' if os.path.exists('/sys/fs') else 'refused:')\n"
+    ran = " ".join((await script_tools(tmp_path, script + "sys.exit(1)\n").check_kotlin(KOTLIN)).notes)
+    assert "refused:" in ran and "BROKE" not in ran, ran
+
+
 def test_a_jdks_program_is_given_its_home(tmp_path) -> None:
     """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone; a ``bin``
     that is no JDK's (a user's ``~/bin``) is kept alone, its home not brought into the view."""
