@@ -1,18 +1,24 @@
-"""A verification tool's view of the files (a root gateway): all of it read-only but its workspace, and a
-``/tmp``, ``/var/tmp`` and ``/dev/shm`` of its own, empty.
+"""A verification tool's view of the files: the machine's system directories read-only, its workspace, and a
+``/tmp``, ``/var/tmp`` and ``/dev/shm`` of its own, empty; nothing else of the machine's.
 
 Each run has a uid of its own (``tool_uids.py``), but a uid comes back: what one run left in a world-writable
 place (``/tmp/x``, a file in ``/dev/shm``) the next run leased that uid read, and any tool running at the same
 time read what another made world-readable there (a channel between two builds). So the tool's first
-process, as root before it drops its user, takes a mount namespace of its own (changes private to it, and
-gone with its last process), makes every mount of it read-only (``mount_setattr``, recursive: no
-world-writable directory anywhere is left to it, whatever the machine has) and mounts a fresh tmpfs on each
-of those three (mode 1777, size-capped; its pages are charged to the tool's cgroup's memory too). The
-directories it must reach under them are bound back, writable as before: the one it runs in (its
-workspace, under ``/tmp``) and those of its program and the files the gateway runs it with (a jar, the
-platform file). A JVM's temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``.
-The same holds for System V and POSIX IPC objects (a shared memory segment outlives its process): the tool
-has an IPC namespace of its own, gone with it.
+process, as root (or with every capability of its user namespace: ``tool_userns.py``) before it drops its
+user, takes a mount namespace of its own (changes private to it, and gone with its last process) and a new
+root (red team 'swarm' 7: with the machine's root, read-only, a gateway not root gave its tool, its own uid
+outside its user namespace, every file it owns: its data dir, config, keys, audit database, ``~/.config``):
+a small tmpfs holding ``SYSTEM`` (an allow list: ``/usr``, ``/etc``... bound), a ``/dev`` of its own
+(``DEVICES``) and the directories
+of its program and the files the gateway runs it with (a jar, the platform file; a JDK's ``bin``: its
+home), all read-only (``mount_setattr``, recursive: no world-writable directory is left to it, whatever the
+machine has), then a fresh tmpfs on each of ``PRIVATE`` (mode 1777, size-capped; its pages are charged to
+the tool's cgroup's memory too), and, writable, the directory it runs in (its workspace) and those kept
+directories under them. It then takes that root (``pivot_root``) and leaves the machine's. A JVM's
+temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``. The same holds for
+System V and POSIX IPC objects (a shared memory segment outlives its process): the tool has an IPC namespace
+of its own, gone with it. This process's Python may not be in that view: what it runs after is imported
+before.
 
 The supervisor loads this file by its path (standard library only). A machine that refuses the namespace
 (a container without CAP_SYS_ADMIN) is seen by ``files_here`` (tried once, by a child) and said.
@@ -21,17 +27,40 @@ The supervisor loads this file by its path (standard library only). A machine th
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import os
 import sys
+from collections.abc import Callable
 
 _CLONE_NEWNS, _CLONE_NEWIPC = 0x00020000, 0x08000000
-_MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 0x20, 0x1000, 0x4000, 0x40000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REMOUNT, _MS_BIND = 2, 4, 8, 0x20, 0x1000
+_MS_REC, _MS_PRIVATE = 0x4000, 0x40000
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 _MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}
 # the world-writable places of a Linux machine's tools: each given empty, of the tool's own
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")
 TMP_SIZE = "size=512m,nr_inodes=65536,mode=1777"
+# the machine's directories a tool's programs run from, read-only in its view, and nothing else of the
+# machine's (an allow list): not /home, /root, /var, /srv, /opt, /run, /mnt, where the gateway keeps its data
+# dir, config, keys and audit (a gateway not root: its tool is its uid outside its user namespace, and read
+# them) and other users keep theirs; a link among them (``/bin`` to ``usr/bin``) is made again as that link
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc")
+# its /dev: a tmpfs of its own with these of the machine's devices bound in it (an allow list: what a JVM or
+# aapt opens), the usual links, and its own shm; not the machine's terminals (``ptmx``, ``pts``), FUSE, loop
+# devices, the kernel log, ``net/tun``, ``kvm`` or whatever else its modes would let it open
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+_DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
+_ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"
+# its workspace: a copy of its own in memory (charged to its cgroup, as its /tmp is), not the machine's disk
+WORK_SIZE = "size=512m,nr_inodes=65536,mode=0700"  # the new root's own: its mount points and links only
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+_MNT_DETACH = 2
 
 
 class _MountAttr(ctypes.Structure):
@@ -56,6 +85,10 @@ def kept_dirs(programs: list[str]) -> list[str]:
     found: list[str] = []
     for p in programs:
         d = os.path.realpath(os.path.dirname(os.path.abspath(p)))
+        # a JDK's program: its home (its ``release`` file says it is one), beside which are its libraries;
+        # never a ``bin`` of a home's, which would bring that home into the view
+        if os.path.basename(d) == "bin" and os.path.isfile(os.path.join(os.path.dirname(d), "release")):
+            d = os.path.dirname(d)
         if d not in found:
             found.append(d)
     return found
@@ -63,9 +96,11 @@ def kept_dirs(programs: list[str]) -> list[str]:
 
 def own_files(cwd: str, kept: list[str]) -> None:
     """Give this process (root) the view described above, for a tool run in ``cwd`` (then its working
-    directory again: the old one is on the read-only mount) with ``kept`` given back (``kept_dirs``).
-    OSError when any step fails (the tool is then not run)."""
+    directory, writable) with ``kept`` given back (``kept_dirs``: writable where under one of ``PRIVATE``,
+    read-only elsewhere). OSError when any step fails (the tool is then not run)."""
     keep = [os.path.realpath(cwd), *kept]
+    if keep[0] == "/":
+        raise OSError(errno.EINVAL, "a tool is never run in /")
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
     libc.syscall.restype = ctypes.c_long
@@ -73,36 +108,133 @@ def own_files(cwd: str, kept: list[str]) -> None:
     # their process (a segment of the uid's, left for its next run) and are shared by every tool otherwise
     _checked(libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC), "no mount or IPC namespace could be made")
     _checked(libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None), "mounts could not be made private")
-    # reached before the places are covered: bound back from these
-    under = [k for k in keep if any(k == p or k.startswith(p + "/") for p in PRIVATE)]
-    held = {k: os.open(k, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for k in under}
+    # held before anything covers them: bound into the new root from these
+    held = {k: os.open(k, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for k in keep}
     try:
-        attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
-        nr = _MOUNT_SETATTR[os.uname().machine]
-        _checked(
-            libc.syscall(nr, _AT_FDCWD, b"/", _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)),
-            "the files could not be made read-only",
-        )
-        for place in PRIVATE:
-            if os.path.isdir(place) and not os.path.islink(place):
-                _checked(
-                    libc.mount(b"tmpfs", place.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, TMP_SIZE.encode()),
-                    f"no {place} of its own could be mounted",
-                )
-        for k, fd in held.items():
-            os.makedirs(k, mode=0o755, exist_ok=True)
-            where = k.encode()
-            bound = libc.mount(f"/proc/self/fd/{fd}".encode(), where, None, _MS_BIND, None)
-            _checked(bound, f"{k} not bound")
-            # a bind takes its source mount's read-only flag: made writable again (its modes still hold)
-            _checked(
-                libc.mount(None, where, None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV, None),
-                f"{k} not made writable",
-            )
+        new = _new_root(libc, keep[0], keep, held)
+        os.chdir(new)
+        _checked(libc.syscall(_PIVOT_ROOT[os.uname().machine], b".", b"."), "the new root could not be taken")
+        # the machine's root, now stacked on the new one: gone from this view
+        _checked(libc.umount2(b".", _MNT_DETACH), "the machine's root could not be left")
     finally:
         for fd in held.values():
             os.close(fd)
     os.chdir(keep[0])
+
+
+def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]) -> str:
+    """The tool's root, built on a small tmpfs over ``new`` (its workspace: a directory of its own, held by
+    ``held`` beneath) and returned: ``SYSTEM`` and the kept directories, all read-only, then ``PRIVATE``
+    (empty tmpfs) and the writable kept directories."""
+    at = new.encode()
+    _checked(libc.mount(b"tmpfs", at, b"tmpfs", _MS_NOSUID | _MS_NODEV, _ROOT_SIZE.encode()), "no new root")
+    for d in SYSTEM:
+        if os.path.islink(d):
+            os.symlink(os.readlink(d), new + d)
+        elif os.path.isdir(d):
+            os.mkdir(new + d)
+            _checked(
+                libc.mount(d.encode(), (new + d).encode(), None, _MS_BIND | _MS_REC, None), f"{d} not bound"
+            )
+    _own_dev(libc, new + "/dev")
+    writable = [k for k in keep if k == keep[0] or _under(k, PRIVATE)]
+    for place in PRIVATE:
+        if os.path.isdir(place) and not os.path.islink(place) and not _under(place, SYSTEM):
+            os.makedirs(new + place, mode=0o755, exist_ok=True)
+    for k in keep:
+        if k in writable and _under(k, PRIVATE) or _under(k, SYSTEM):
+            continue  # made in its tmpfs below, or in the view already (read-only)
+        os.makedirs(new + k, mode=0o755, exist_ok=True)
+        if k not in writable:
+            _bind(libc, held[k], new + k)
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+    nr = _MOUNT_SETATTR[os.uname().machine]
+    _checked(
+        libc.syscall(nr, _AT_FDCWD, at, _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)),
+        "the files could not be made read-only",
+    )
+    for place in PRIVATE:
+        if os.path.isdir(new + place) and not os.path.islink(place):
+            _checked(
+                libc.mount(
+                    b"tmpfs", (new + place).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, TMP_SIZE.encode()
+                ),
+                f"no {place} of its own could be mounted",
+            )
+    os.makedirs(new + keep[0], mode=0o755, exist_ok=True)
+    _checked(
+        libc.mount(b"tmpfs", (new + keep[0]).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, WORK_SIZE.encode()),
+        "no workspace of its own could be mounted",
+    )
+    _copied(f"/proc/self/fd/{held[keep[0]]}", new + keep[0])
+    for k in writable[1:]:
+        os.makedirs(new + k, mode=0o755, exist_ok=True)
+        _bind(libc, held[k], new + k)
+        # a bind's flags are its source mount's: made nosuid, nodev, and writable (its modes still hold)
+        _checked(
+            libc.mount(None, (new + k).encode(), None, _MS_REMOUNT | _MS_BIND | _MS_NOSUID | _MS_NODEV, None),
+            f"{k} not made writable",
+        )
+    return new
+
+
+def _own_dev(libc: ctypes.CDLL, dev: str) -> None:
+    """``DEVICES`` of the machine's bound at ``dev`` (a small tmpfs, made read-only with the rest: a device
+    node on it still opens for writing), ``_DEV_LINKS`` and an empty ``shm`` (its tmpfs comes after)."""
+    os.mkdir(dev)
+    flags = _MS_NOSUID | _MS_NOEXEC
+    _checked(libc.mount(b"tmpfs", dev.encode(), b"tmpfs", flags, b"size=64k,mode=0755"), "no /dev of its own")
+    for name in DEVICES:
+        if not os.path.exists(f"/dev/{name}"):
+            continue
+        with open(f"{dev}/{name}", "x"):
+            pass
+        _checked(
+            libc.mount(f"/dev/{name}".encode(), f"{dev}/{name}".encode(), None, _MS_BIND, None),
+            f"/dev/{name} not bound",
+        )
+    for name, target in _DEV_LINKS.items():
+        os.symlink(target, f"{dev}/{name}")
+    os.mkdir(f"{dev}/shm")
+
+
+def _copied(source: str, to: str) -> None:
+    """What the gateway wrote in the workspace (its sources: a bounded number of small files, the tool's
+    uid's), copied to ``to`` with its modes and owners; links made again as links, nothing else copied."""
+    st = os.stat(source)
+    os.chown(to, st.st_uid, st.st_gid)
+    os.chmod(to, st.st_mode & 0o7777)
+    for top, dirs, files in os.walk(source):
+        rel = os.path.relpath(top, source)
+        for name in (*dirs, *files):
+            src, dst = os.path.join(top, name), os.path.normpath(os.path.join(to, rel, name))
+            st = os.lstat(src)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            elif name in dirs:
+                os.mkdir(dst, 0o700)
+            elif os.path.isfile(src):
+                with open(src, "rb") as r, open(dst, "xb") as w:
+                    while chunk := r.read(1 << 20):
+                        w.write(chunk)
+            else:
+                continue
+            os.chown(dst, st.st_uid, st.st_gid, follow_symlinks=False)
+            if not os.path.islink(src):
+                os.chmod(dst, st.st_mode & 0o7777)
+
+
+def _bind(libc: ctypes.CDLL, fd: int, where: str) -> None:
+    """The directory held by ``fd`` at ``where``, without what is mounted in it (the new root, over the
+    workspace)."""
+    _checked(
+        libc.mount(f"/proc/self/fd/{fd}".encode(), where.encode(), None, _MS_BIND, None),
+        f"{where} not bound",
+    )
+
+
+def _under(path: str, places: tuple[str, ...]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in places)
 
 
 @functools.cache
@@ -118,19 +250,47 @@ def files_here() -> bool:
 def files_said(private: bool) -> str:
     if private:
         return (
-            "each tool sees the machine's files read-only but its workspace, with a /tmp, /var/tmp and "
-            "/dev/shm of its own (empty, gone with it): nothing it writes outlives it or reaches another tool"
+            "each tool sees the machine's system directories read-only (/usr, /etc...), a /dev of its own "
+            "and its workspace, with a /tmp, /var/tmp and /dev/shm of its own (empty, gone with it): nothing "
+            "it writes outlives it or reaches another tool, and no other file of the machine's (the "
+            "gateway's home, data dir, config and keys) is in its view"
         )
     return (
         "the tools share the machine's /tmp, /var/tmp and /dev/shm (no mount namespace: the gateway is not "
-        "root, or is refused one here): what one writes there another can read"
+        "root, or is refused one here): what one writes there another can read; and they see every file of "
+        "the machine's their user may read"
     )
+
+
+def probe_dir(tried: Callable[[str], None]) -> int:
+    """0 when ``tried`` (a probe's view of the files, given for it a new directory) passes in a child: the
+    directory (in the machine's /tmp) is removed after, by this process (the child's view covers it)."""
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="sentinel-probe-")
+    try:
+        child = os.fork()
+        if child == 0:
+            try:
+                tried(d)
+                os._exit(0)
+            except BaseException:
+                os._exit(1)
+        return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+    finally:
+        os.rmdir(d)
+
+
+def _probe(d: str) -> None:
+    own_files(d, [])
+    with open("/tmp/.probe", "w"):
+        pass
+    if os.path.exists(os.path.realpath(__file__)) and not _under(os.path.realpath(__file__), SYSTEM):
+        raise OSError(errno.EEXIST, "the machine's files outside its system directories are still seen")
 
 
 if __name__ == "__main__":  # the probe of ``files_here``
     try:
-        own_files("/", [])
-        with open("/tmp/.probe", "w"):
-            pass
+        sys.exit(probe_dir(_probe))
     except OSError:
         sys.exit(1)

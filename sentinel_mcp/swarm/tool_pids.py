@@ -6,10 +6,10 @@ the machine's init, and the pids in every cgroup's ``cgroup.procs``; and a signa
 that process was there. So the supervisor (root) moves the processes it starts next into a new pid
 namespace (``own_pids``, before it forks the tool's first process), and that first process, the namespace's
 init, mounts a /proc of that namespace over the machine's (in its own mount namespace: ``tool_files.py``,
-which this needs), forks the tool and stays (``init``): it reaps what is re-parented to it and passes the
-tool's exit status on. When it ends, with the tool, the kernel kills whatever the tool left in the namespace:
-nothing it started outlives it. It stays root, as the supervisor does: the tool (another uid) can neither
-signal nor trace it.
+which this needs; the init itself hidden in it from the tool), forks the tool and stays (``init``): it
+reaps what is re-parented to it and passes the tool's exit status on. When it ends, with the tool, the
+kernel kills whatever the tool left in the namespace: nothing it started outlives it. It stays root, as the
+supervisor does: the tool (another uid) can neither signal nor trace it.
 
 The supervisor loads this file by its path (standard library only). A machine that refuses the namespace (a
 container without CAP_SYS_ADMIN) is seen by ``pids_here`` (tried once, by a child) and said.
@@ -46,9 +46,15 @@ def own_pids() -> None:
 
 def own_proc() -> None:
     """A /proc of this process's pid namespace over the machine's (its own mount namespace taken already):
-    the processes of the namespace only. OSError when it could not be mounted."""
+    the processes of the namespace only, and of those only the ones the reader could trace (``hidepid``):
+    the init (this process: the supervisor's fork, root or with every capability of its user namespace) is
+    not listed to the tool, its command line (the supervisor's arguments: the gateway's pid, the cgroups'
+    paths, the tool's uid), status and files unread. OSError when it could not be mounted."""
     flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    _checked(_libc().mount(b"proc", b"/proc", b"proc", flags, None), "no /proc of its own could be mounted")
+    _checked(
+        _libc().mount(b"proc", b"/proc", b"proc", flags, b"hidepid=invisible"),
+        "no /proc of its own could be mounted",
+    )
 
 
 def init(tool: int) -> int:

@@ -1,7 +1,7 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES GATEWAY_PID UID GID NETNS PIDNS M KEPT... N CGROUP_PROCS... TOOL ARGS...
+    tool_supervisor.py FILE_BYTES NPROC GATEWAY_PID UID GID NETNS PIDNS M KEPT... N CGROUP_PROCS... TOOL...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
@@ -37,6 +37,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import resource
+import select  # (at the start: the tool's view of the files, taken before it is used, may lack this Python's)
 import signal
 import sys
 from typing import Any
@@ -138,6 +139,7 @@ def launched(
     files: list[str] | None = None,
     pids: bool = False,
     users: bool = False,
+    processes: int | None = None,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
     no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
@@ -145,12 +147,14 @@ def launched(
     ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
     gateway's choice, never a path the models wrote), and in a pid namespace of its own with ``pids`` (with
     ``files`` only: its /proc is mounted in that view), all made in a user namespace of its own with ``users``
-    (a gateway not root)."""
+    (a gateway not root): there its processes and threads are counted apart from its user's others, capped to
+    ``processes`` (``RLIMIT_NPROC``: what caps them where no cgroup is given, as a gateway not root has)."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
     netns, pidns = "1" if network else "0", ("u" if users else "1") if pids and files is not None else "0"
     own = ["-"] if files is None else [str(len(files)), *files]
-    limits = [str(file_bytes), str(os.getpid()), *who, netns, pidns, *own, str(len(cgroup_procs))]
+    nproc = str(processes) if users and processes is not None else "-"
+    limits = [str(file_bytes), nproc, str(os.getpid()), *who, netns, pidns, *own, str(len(cgroup_procs))]
     limits += cgroup_procs
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
@@ -158,9 +162,10 @@ def launched(
 def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
     _cap(resource.RLIMIT_CORE, 0)
-    user = None if argv[3] == "-" else (int(argv[3]), int(argv[4]))
-    netns, pidns, userns = argv[5] == "1", argv[6] in ("1", "u"), argv[6] == "u"
-    kept, at = (None, 8) if argv[7] == "-" else (argv[8 : 8 + int(argv[7])], 8 + int(argv[7]))
+    nproc, gateway = None if argv[2] == "-" else int(argv[2]), int(argv[3])
+    user = None if argv[4] == "-" else (int(argv[4]), int(argv[5]))
+    netns, pidns, userns = argv[6] == "1", argv[7] in ("1", "u"), argv[7] == "u"
+    kept, at = (None, 9) if argv[8] == "-" else (argv[9 : 9 + int(argv[8])], 9 + int(argv[8]))
     n = int(argv[at])
     groups, tool = argv[at + 1 : at + 1 + n], argv[at + 1 + n :]
     linux = sys.platform.startswith("linux")
@@ -175,7 +180,7 @@ def main(argv: list[str]) -> int:
 
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         signal.signal(signal.SIGTERM, stop)
-        if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != int(argv[2]):
+        if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != gateway:
             return _refused("its parent could not be tied to it, or is gone")
         if prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
             return _refused("it could not be made the tool's subreaper")
@@ -189,8 +194,10 @@ def main(argv: list[str]) -> int:
             if userns:  # this process too: the pid namespace below is then owned by (made in) it
                 _module("tool_userns").own_user()
                 # a change of credentials may clear the tie to the gateway (kernels differ): made again
-                if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != int(argv[2]):
+                if prctl(_PR_SET_PDEATHSIG, signal.SIGTERM) != 0 or os.getppid() != gateway:
                     return _refused("its parent could not be tied to it, or is gone")
+                if nproc is not None:  # counted in this namespace: this process, the init and the tool's
+                    _cap(resource.RLIMIT_NPROC, nproc + 2)
             pids.own_pids()  # this process stays where it is: what it forks next is the namespace's init
         except OSError as e:
             return _refused(str(e))
@@ -233,8 +240,6 @@ def _init(pids: Any, prctl: Any, watched: int) -> None:
     """As the pid namespace's init: tied to the supervisor (killed with it: the namespace, and all of the
     tool, with it), fork the tool, whose process alone returns from here; this one reaps, then ends with the
     tool's status."""
-    import select
-
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the supervisor's handler is not this process's
     # its parent is outside the namespace (getppid says 0): whether it is still there is asked of its pidfd
     poll = select.poll()

@@ -10,9 +10,11 @@ end at its exec), mapped to the gateway's own outside, and no group may be set. 
 route is followed: a network namespace, its own view of the files (``tool_files.py``), an IPC namespace, a pid
 namespace and its /proc (``tool_pids.py``); the filter then refuses the tool any namespace of its own.
 
-What it does not give: outside the namespace the tool is still the gateway's uid. Its files stay readable to
-the tool (read-only in its view), and two tools at once share that uid for the kernel (each sees neither the
-other's processes nor its /tmp, but a file one leaves world-readable in a workspace the other may read).
+What it does not give: outside the namespace the tool is still the gateway's uid. Its view of the files
+holds the machine's system directories only (``tool_files.py``): the gateway's home, data dir, config and
+keys are not in it, but a file of the gateway's user under ``/etc`` or ``/usr`` would be readable; and two
+tools at once share that uid for the kernel (each sees neither the other's processes nor its /tmp, but a
+file one leaves world-readable in a workspace the other may read).
 
 The supervisor loads this file by its path (standard library only). ``users_here`` tries it once, by a child.
 """
@@ -57,8 +59,8 @@ def users_said(own: bool) -> str:
     if own:
         return (
             f"each tool in a user namespace of its own (uid {INNER} in it, the gateway's own outside): its "
-            "network, files view, processes and IPC separated as a root gateway's are; the gateway's files "
-            "still readable to it, read-only"
+            "network, files view, processes and IPC separated as a root gateway's are; the gateway's own "
+            "files outside the system directories are not in its view"
         )
     return (
         "no user namespace for the tools (the gateway is not root, and this machine refuses unprivileged "
@@ -83,18 +85,17 @@ def _probe() -> int:
     os.close(os.pidfd_open(os.getpid()))  # how the namespace's init asks whether the supervisor is there
     own_user()
     pids.own_pids()
-    child = os.fork()
-    if child == 0:
-        try:
-            network.own_network()
-            files.own_files(os.getcwd(), [])
-            pids.own_proc()
-            with open("/tmp/.probe", "w"):
-                pass
-            os._exit(0 if os.getuid() == INNER and os.getpid() == 1 else 1)
-        except BaseException:
-            os._exit(1)
-    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+
+    def tried(d: str) -> None:
+        network.own_network()
+        files.own_files(d, [])
+        pids.own_proc()
+        with open("/tmp/.probe", "w"):
+            pass
+        if os.getuid() != INNER or os.getpid() != 1:
+            raise OSError("not the namespace's init, or not its user")
+
+    return int(files.probe_dir(tried))
 
 
 if __name__ == "__main__":  # the probe of ``users_here``

@@ -168,7 +168,7 @@ class Toolchain:
                 "not reachable by the tool user (install the tools where it can read them): "
                 + "; ".join(self.unreached)
             )
-        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb))
+        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb, self.own_users))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))
@@ -382,6 +382,7 @@ class Toolchain:
                     self._kept() if self.own_files else None,
                     self.own_pids,
                     self.own_users,
+                    self.settings.max_processes,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,

@@ -20,7 +20,7 @@ import pytest
 
 from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
 
-from sentinel_mcp.swarm.tool_files import PRIVATE, files_here
+from sentinel_mcp.swarm.tool_files import PRIVATE, files_here, kept_dirs
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -87,7 +87,92 @@ async def test_a_tool_can_write_nowhere_but_its_workspace_and_its_own_tmp(tmp_pa
 
 def test_the_tools_view_of_the_files_is_said(tmp_path) -> None:
     said = script_tools(tmp_path, "#!/bin/sh\nexit 1\n").describe()
-    assert any("a /tmp, /var/tmp and /dev/shm of its own" in n for n in said), said
+    assert any("a /tmp, /var/tmp and /dev/shm of its own" in n and "no other file" in n for n in said), said
+
+
+async def test_a_tool_sees_none_of_the_machines_files_outside_its_system_directories(tmp_path) -> None:
+    """Red team 'swarm' 7: its view was the machine's whole root, read-only: a file left world-readable
+    outside /tmp (a home, a data dir) it read. Now only the system directories are in it; its own program
+    (a JDK's: its home) and workspace still run."""
+    home = Path("/home") / f"sentinel-test-{uuid.uuid4().hex}"
+    home.mkdir(mode=0o755)
+    try:
+        (home / "left").write_text("readable")
+        (home / "left").chmod(0o644)
+        script = (
+            f"#!/bin/sh\nexec 2>&1\ncat {home}/left && echo BROKE\nls / | tr '\\n' ' '\n"
+            "echo x > planted-here && echo workspace-written\nexit 1\n"
+        )
+        ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+        assert "workspace-written" in ran and "BROKE" not in ran, ran
+        assert " home " not in ran and " root " not in ran and " usr " in ran, ran
+    finally:
+        shutil.rmtree(home)
+
+
+async def test_what_a_tool_writes_in_its_workspace_is_bounded(tmp_path) -> None:
+    """Red team 'swarm' 7: its workspace was the machine's directory: file after file (each under its file
+    cap) it filled the machine's disk, the gateway's store and audit with it. Now its workspace is a copy of
+    its own in memory charged to its cgroup: past its memory cap it is stopped, and the machine's disk has
+    nothing of it."""
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\nn = 0\ntry:\n    for n in range(160):\n"
+        "        with open(f'f{n}', 'wb') as f:\n            f.write(b'x' * 1024 * 1024)\n    n = 160\n"
+        "except OSError as e:\n    print(type(e).__name__)\n"
+        "print('wrote', n, 'sources', open('app/src/main/java/com/example/A.kt').read().count('class A'))\n"
+        "sys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script, max_memory_mb=64).check_kotlin(KOTLIN)).notes)
+    assert "wrote 160" not in ran, ran
+
+
+async def test_a_tools_workspace_holds_what_the_gateway_wrote(tmp_path) -> None:
+    """Its workspace, a copy of its own, still holds the sources it checks, its to write (its uid's)."""
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\nst = os.stat('app/src/main/java/com/example/A.kt')\n"
+        "print('sources', open('app/src/main/java/com/example/A.kt').read().count('class A'),"
+        " st.st_uid == os.getuid(), os.access('.', os.W_OK))\nsys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+    assert "sources 1 True True" in ran, ran
+
+
+@pytest.mark.parametrize(
+    "device", ["ptmx", "fuse", "kmsg", "loop-control", "net/tun", "console", "kvm", "mqueue", "pts/ptmx"]
+)
+async def test_a_tool_sees_none_of_the_machines_devices_but_the_plain_ones(tmp_path, device) -> None:
+    """Red team 'swarm' 7: its /dev was the machine's: a terminal of the machine's (``/dev/ptmx``: a pty of
+    the machine's count, its logins'), FUSE, the kernel log, loop devices, the POSIX queues of the machine's
+    IPC namespace, whatever its modes let it open. Now its /dev holds null, zero, full, random, urandom and
+    tty only (and its own shm), each still working."""
+    if not os.path.exists(f"/dev/{device}"):
+        pytest.skip(f"no /dev/{device} on this machine")
+    script = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\n"
+        "with open('/dev/urandom', 'rb') as r, open('/dev/null', 'wb') as w:\n"
+        "    w.write(r.read(16))\n    print('plain ones work')\n"
+        f"print('BROKE' if os.path.exists('/dev/{device}') else 'refused:')\nsys.exit(1)\n"
+    )
+    ran = " ".join((await script_tools(tmp_path, script).check_kotlin(KOTLIN)).notes)
+    assert "plain ones work" in ran and "refused:" in ran and "BROKE" not in ran, ran
+
+
+async def test_a_tool_sees_no_cgroup_or_device_of_the_machines_in_sys(tmp_path) -> None:
+    """Red team 'swarm' 7: /sys was in its view: every cgroup's use (another build's memory and processes, the
+    gateway's), the machine's devices. A JVM or aapt needs none of it: /sys is not in its view."""
+    script = f"#!{TOOL_PYTHON}\nimport os, sys\nprint('BROKE' if os.path.exists('/sys/fs') else 'refused:')\n"
+    ran = " ".join((await script_tools(tmp_path, script + "sys.exit(1)\n").check_kotlin(KOTLIN)).notes)
+    assert "refused:" in ran and "BROKE" not in ran, ran
+
+
+def test_a_jdks_program_is_given_its_home(tmp_path) -> None:
+    """A JDK's ``bin/java`` needs its ``lib`` beside it: its home is kept, not its ``bin`` alone; a ``bin``
+    that is no JDK's (a user's ``~/bin``) is kept alone, its home not brought into the view."""
+    (tmp_path / "jdk" / "bin").mkdir(parents=True)
+    (tmp_path / "jdk" / "release").write_text('JAVA_VERSION="17"\n')
+    (tmp_path / "home" / "bin").mkdir(parents=True)
+    programs = [str(tmp_path / p) for p in ("jdk/bin/java", "home/bin/java", "sdk/aapt2")]
+    assert kept_dirs(programs) == [str(tmp_path / p) for p in ("jdk", "home/bin", "sdk")]
 
 
 async def test_what_a_killed_run_left_is_removed_before_its_uid_is_leased_again(tmp_path) -> None:

@@ -40,6 +40,11 @@ _ATTACKS = {
     "read the machine's init's command line (/proc/1)": "broke(open('/proc/1/cmdline', 'rb').read() == INIT)",
     "count the machine's processes": "broke(len(cmdlines()) > 8)",
     "find the gateway in the cgroups' cgroup.procs": "broke(str(GATEWAY) in cgroup_pids())",
+    # red team 'swarm' 7: its init is the supervisor's fork, whose command line (world-readable) carried the
+    # gateway's pid, the cgroups' paths, the tool's uid and the toolchain's paths
+    "read its init's command line (the supervisor's)": "broke(len(open('/proc/1/cmdline').read()) > 0)",
+    "read its init's status": "broke('Uid:' in open('/proc/1/status').read())",
+    "list its init in /proc": "broke('1' in os.listdir('/proc'))",
 }
 # refused already by the tool's own uid (red team 'swarm' 4), and still
 _STILL_REFUSED = {
@@ -107,7 +112,7 @@ async def test_the_tools_status_is_passed_on_by_its_init(tmp_path, ending, said)
     script = (
         f"#!{TOOL_PYTHON}\nimport os, subprocess, sys\n"
         "subprocess.Popen(['sleep', '600'], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        "print(os.getpid(), open('/proc/1/status').read().count('PPid:\\t0'), flush=True)\n"
+        "print(os.getpid(), os.getppid(), flush=True)\n"
         f"{ending}\n"
     )
     report = await script_tools(tmp_path, script).check_kotlin(KOTLIN)
@@ -118,7 +123,7 @@ async def test_the_tools_status_is_passed_on_by_its_init(tmp_path, ending, said)
         if said == "exit 3":
             assert report.notes[0].endswith("): 2 1"), (
                 report.notes
-            )  # itself pid 2; pid 1 its init, parented outside
+            )  # itself pid 2, its parent pid 1: the namespace's init
 
 
 def test_the_tools_own_processes_are_said(tmp_path) -> None:

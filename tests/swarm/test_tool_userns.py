@@ -53,25 +53,36 @@ def open_dir() -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _as_nobody(d: Path, tool: str, first: str = "") -> dict[str, list[str]]:
+def _as_nobody(
+    d: Path,
+    tool: str | None,
+    first: str = "",
+    home: Path | None = None,
+    java: str | None = None,
+    caps: str = "max_memory_mb=512",
+) -> dict[str, list[str]]:
     """The toolchain run by a gateway that is ``nobody``, its ``java`` the script ``tool``: its report's
-    notes, and what it says of this machine (``first``: code the gateway runs before it starts)."""
-    (d / "java").write_text(tool)
-    (d / "java").chmod(0o755)
-    (d / "ktlint").write_text("not a jar\n")
+    notes and issues, and what it says of this machine (``first``: code the gateway runs before it starts;
+    ``home``: its HOME; ``java``: a real one, ``tool`` None, its ktlint the jar ``d/ktlint`` made already;
+    ``caps``: its settings')."""
+    if tool is not None:
+        (d / "java").write_text(tool)
+        (d / "java").chmod(0o755)
+        (d / "ktlint").write_text("not a jar\n")
     runner = (
         # the supervisor and the probes run with the standard library only: this machine's Python, which
         # nobody reaches (the tests' own lives under root's home)
         f"import asyncio, json, sys\nsys.executable = {TOOL_PYTHON!r}\n{first}"
         "from sentinel_mcp.swarm.toolchain import Toolchain, VerifySettings\n"
-        f"s = VerifySettings(kotlin=True, resources=False, java={str(d / 'java')!r}, "
-        f"ktlint={str(d / 'ktlint')!r})\nt = Toolchain(s)\n"
+        f"s = VerifySettings(kotlin=True, resources=False, java={java or str(d / 'java')!r}, "
+        f"ktlint={str(d / 'ktlint')!r}, {caps})\nt = Toolchain(s)\n"
         f"r = asyncio.run(t.check_kotlin({KOTLIN!r}))\n"
-        "print(json.dumps({'notes': r.notes, 'said': t.describe()}))\n"
+        "issues = [i.message for i in r.issues]\n"
+        "print(json.dumps({'notes': r.notes, 'issues': issues, 'said': t.describe()}))\n"
     )
     ran = subprocess.run(
         [*_NOBODY, sys.executable, "-c", runner],
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2])),
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]), HOME=str(home or os.environ["HOME"])),
         cwd=d,
         capture_output=True,
         text=True,
@@ -92,6 +103,12 @@ _ATTACKS = {
     "count the machine's processes": "broke(sum(n.isdigit() for n in os.listdir('/proc')) > 8)",
     "read what was left world-readable in the machine's /tmp": "broke(open(PLANTED).read() == 'left')",
     "leave a file in the machine's /tmp": "open(f'/tmp/{MARK}-from-tool', 'w').write('x')\nbroke(False)",
+    # red team 'swarm' 7: its init (the supervisor's fork, its uid) showed the supervisor's arguments
+    "read its init's command line": "broke(len(open('/proc/1/cmdline', 'rb').read()) > 0)",
+    "read its init's environment": "broke(len(open('/proc/1/environ', 'rb').read()) > 0)",
+    # and its /dev was the machine's (red team 'swarm' 7): a terminal of the machine's, FUSE
+    "open a terminal of the machine's": "broke(os.open('/dev/ptmx', os.O_RDWR) >= 0)",
+    "open FUSE": "broke(os.open('/dev/fuse', os.O_RDWR) >= 0)",
 }
 
 
@@ -125,6 +142,98 @@ def test_a_non_root_gateways_tool_is_separated_where_user_namespaces_are_allowed
     assert any(n.startswith("each tool in a user namespace of its own") for n in got["said"]), got["said"]
 
 
+# the files a gateway keeps of its own (all its user's, owner-only), under its home
+_GATEWAY_FILES = {
+    "its data dir's audit database": "data/audit.db",
+    "its config (secrets in it)": "sentinel.toml",
+    "its TLS key": "tls/key.pem",
+    "its ~/.config": ".config/sentinel/token",
+}
+
+
+@pytest.fixture
+def gateway_home() -> Iterator[Path]:
+    """A home of ``nobody``'s (the gateway's user) outside the places a tool is given of its own (/tmp), with
+    the gateway's files in it, each owner-only; removed after."""
+    home = Path("/home") / f"sentinel-gateway-{uuid.uuid4().hex}"
+    try:
+        for rel in _GATEWAY_FILES.values():
+            f = home / rel
+            f.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            f.write_text("gateway-secret")
+            f.chmod(0o600)
+        for top, dirs, files in os.walk(home):
+            for name in (*dirs, *files, ""):
+                os.chown(os.path.join(top, name), 65534, 65534)
+        home.chmod(0o700)
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.parametrize("attack", list(_GATEWAY_FILES))
+def test_a_non_root_gateways_tool_cannot_read_the_gateways_own_files(open_dir, gateway_home, attack) -> None:
+    """Found by red team 'swarm' 7: in its user namespace the tool is the gateway's uid outside it, and its
+    view of the files was the machine's (read-only): every file the gateway owns (its data dir, config, TLS
+    key, audit database, ~/.config) it read. Now its view has the machine's system directories only (and
+    its workspace, its program's, its own /tmp): the gateway's home is not in it."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    target = gateway_home / _GATEWAY_FILES[attack]
+    tool = (
+        f"#!{TOOL_PYTHON}\nimport os, sys\ntry:\n"
+        f"    print('BROKE' if open({str(target)!r}).read() == 'gateway-secret' else 'refused:')\n"
+        "except OSError as e:\n    print('refused:', type(e).__name__)\n"
+        f"print('home', os.path.exists({str(gateway_home)!r}))\nsys.exit(1)\n"
+    )
+    got = _as_nobody(open_dir, tool, home=gateway_home)
+    ran = " ".join(got["notes"])
+    assert "refused:" in ran and "BROKE" not in ran and "home False" in ran, ran
+
+
+@pytest.mark.skipif(not (shutil.which("java") and shutil.which("javac")), reason="no JDK here")
+def test_a_non_root_gateways_real_jvm_still_runs_in_its_view_of_the_files(open_dir, gateway_home) -> None:
+    """The honest tool: a JVM (the machine's, under /usr) reads the sources it is given in its workspace and
+    answers, in the view that lacks the gateway's home."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    (open_dir / "Lint.java").write_text(
+        "public class Lint { public static void main(String[] a) throws Exception {\n"
+        "  String s = java.nio.file.Files.readString(java.nio.file.Path.of(a[a.length - 1]));\n"
+        '  System.out.println("[{\\"file\\": \\"" + a[a.length - 1] + "\\", \\"errors\\": [{\\"line\\": 1, '
+        '\\"column\\": 1, \\"rule\\": \\"\\", \\"message\\": \\"read " + s.length() + "\\"}]}]"); } }\n'
+    )
+    classes = open_dir / "classes"
+    subprocess.run(["javac", "-d", str(classes), str(open_dir / "Lint.java")], check=True)
+    jar = ["jar", "--create", "--file", str(open_dir / "ktlint"), "--main-class", "Lint", "-C", str(classes)]
+    subprocess.run([*jar, "."], check=True)
+    (open_dir / "ktlint").chmod(0o644)
+    got = _as_nobody(open_dir, None, home=gateway_home, java=shutil.which("java"))
+    source = KOTLIN["app/src/main/java/com/example/A.kt"]
+    assert got["notes"] == [] and [i for i in got["issues"] if f"read {len(source)}" in i], got
+
+
+def test_a_non_root_gateways_tool_cannot_fork_past_its_process_cap(open_dir) -> None:
+    """Red team 'swarm' 7: a gateway not root is given no cgroup for its tools (here: none of this test's
+    processes may make one), so nothing capped a tool's processes: a fork bomb ran to the machine's limit.
+    In its user namespace its processes (and threads) are now counted apart from the gateway user's others,
+    and capped there (``RLIMIT_NPROC``)."""
+    if not _userns_here():
+        pytest.skip("this machine refuses unprivileged user namespaces")
+    tool = (
+        f"#!{TOOL_PYTHON}\nimport os, signal, sys\nr, w = os.pipe()\nkids = []\ntry:\n"
+        "    for _ in range(100):\n        pid = os.fork()\n        if pid == 0:\n"
+        "            os.close(w)\n            os.read(r, 1)\n            os._exit(0)\n"
+        "        kids.append(pid)\nexcept OSError as e:\n    print(type(e).__name__)\n"
+        "print('forked', len(kids))\nos.close(w)\nfor pid in kids:\n    os.waitpid(pid, 0)\nsys.exit(1)\n"
+    )
+    got = _as_nobody(open_dir, tool, caps="max_processes=32")
+    ran = " ".join(got["notes"])
+    assert "forked" in ran and "forked 100" not in ran, ran
+    said = " ".join(got["said"])
+    assert "processes and threads are capped to 32 in its user namespace" in said, said
+
+
 def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(open_dir) -> None:
     """A machine that refuses unprivileged user namespaces (here: the gateway itself behind the tools' own
     filter, which refuses ``unshare``): its tools still run, with the socket filter, and the report says what
@@ -143,6 +252,8 @@ def test_a_non_root_gateway_refused_user_namespaces_says_what_its_tools_share(op
     said = " ".join(got["said"])
     assert "no user namespace for the tools" in said and "every process's view in /proc" in said, said
     assert "see every process of the machine" in said and "share the machine's /tmp" in said, said
+    # and its files: the tool is its user, in the machine's view
+    assert "every file of the machine's their user may read" in said and "its files" in said, said
 
 
 def test_nothing_a_non_root_gateways_tool_started_outlives_the_gateway(open_dir) -> None:
