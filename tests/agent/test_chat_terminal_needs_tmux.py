@@ -18,7 +18,10 @@ def test_chat_terminal_fails_not_skips_without_tmux(tmp_path: Path) -> None:
     empty = tmp_path / "bin"  # a PATH with no tmux on it (python and the CLI are called by absolute path)
     empty.mkdir()
     env = {**os.environ, "PATH": str(empty)}
+    # (its own --basetemp: a pytest started with none makes /tmp/pytest-of-<user> owner-only again, and the
+    # swarm tests of a parallel worker, whose tools run as another uid, lost their way to their tmp_path)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rA",
+                        "--basetemp", str(tmp_path / "inner"),
                         str(ROOT / "tests" / "agent" / "test_chat_terminal.py")],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=110)
     out = r.stdout + r.stderr
