@@ -34,21 +34,17 @@ from dataclasses import dataclass
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from mcp import Client
-from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
+from mcp.client.session import _later_revision_fields
 from mcp.client.session import _CallToolResultAdapter as _CORE_CALL_TOOL_ADAPTER
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.types import (
     CallToolResult,
-    ErrorData,
     InputRequiredResult,
     LoggingMessageNotificationParams,
-    PingRequest,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as sdk_methods
-from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.core.json_text import compact_encoder
@@ -58,6 +54,7 @@ from sentinel_mcp.gateway.plain_upstream_result import (
     surrogate_free,
 )
 from sentinel_mcp.gateway.result_shape import check_shape
+from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
 
@@ -105,7 +102,7 @@ class _Resume:
     retry: int | None = None
 
 
-class LeanCaller:
+class LeanCaller(StreamRequests):
     """One upstream's lean ``tools/call`` path; lives as long as its SDK connection."""
 
     own_stream = True  # what the upstream asks mid-call comes on the call's own stream: calls may overlap
@@ -322,48 +319,6 @@ class LeanCaller:
                 return
             await on_notice(notice)
 
-    async def _answer_request(self, msg: dict[str, Any]) -> None:
-        """A request the upstream sent on this call's stream, answered as the SDK session answers it
-        (``ClientSession._on_request``: its parsing, callback table, result checks), in the calling task."""
-        server_id = msg.get("id")
-        if not isinstance(server_id, (int, str)) or isinstance(server_id, bool):
-            log.info("lean upstream call: upstream request with a malformed id dropped")
-            return
-        method, params = msg.get("method"), msg.get("params")
-        try:
-            result = await self._callback(method, params, server_id)
-            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": server_id, "result": result}
-        except Exception as e:  # noqa: BLE001 - whatever failed, the upstream gets an answer, the call goes on
-            error = handler_exception_to_error_data(e)
-            if error is None:  # no text of ours on the wire (the SDK's dispatcher would send str(e))
-                log.exception("lean upstream call: answering %r failed", str(method)[:60])
-                error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
-            answer = {"jsonrpc": "2.0", "id": server_id,
-                      "error": error.model_dump(by_alias=True, mode="json", exclude_none=True)}
-        await self._post_quietly(answer, f"the answer to {str(method)[:60]!r}")
-
-    async def _callback(self, method: Any, params: Any, server_id: int | str) -> dict[str, Any]:
-        if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
-            raise MCPError(INVALID_REQUEST, "Invalid request")
-        try:
-            request: Any = sdk_methods.parse_server_request(method, self.era, params)
-        except KeyError:
-            raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
-        if isinstance(request, PingRequest):
-            return {}  # answered without a context, as the SDK does
-        ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
-                                   meta=request.params.meta if request.params else None)
-        answered = await self.client.session.dispatch_input_request(ctx, request)
-        response = ClientResponse.validate_python(answered)
-        if isinstance(response, ErrorData):
-            raise MCPError.from_error_data(response)
-        result: dict[str, Any] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-        try:
-            sdk_methods.validate_client_result(method, self.era, result)
-        except ValidationError:
-            log.exception("lean upstream call: a callback for %r returned an invalid result", method)
-            raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
-        return result
 
 @asynccontextmanager
 async def lean_caller(target: Any, client: Client, session: HttpSession | None) -> AsyncIterator[
