@@ -16,6 +16,8 @@ from mcp.types import INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, ErrorDa
 from mcp_types import methods as sdk_methods
 from pydantic import ValidationError
 
+from sentinel_mcp.gateway.undeclared_requests import screened
+
 log = logging.getLogger("sentinel_mcp.gateway.lean_upstream")  # its lines, as they were
 
 
@@ -49,6 +51,9 @@ class StreamRequests:
     async def _callback(self, method: Any, params: Any, server_id: int | str) -> dict[str, Any]:
         if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
             raise MCPError(INVALID_REQUEST, "Invalid request")
+        refused = await screened(self.client, method)  # as on the SDK's path (undeclared_requests.py)
+        if refused is not None:
+            raise MCPError.from_error_data(refused)
         try:
             request: Any = sdk_methods.parse_server_request(method, self.era, params)
         except KeyError:
