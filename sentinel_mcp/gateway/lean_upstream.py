@@ -157,7 +157,7 @@ class LeanCaller(StreamRequests):
         data: dict[str, Any] = {"method": "tools/call", "params": params}
         opts: dict[str, Any] = {}
         # the SDK's own stamp: the era's envelope, log opt-in and headers (Mcp-Method, Mcp-Name, Mcp-Param-*)
-        self.client.session._stamp(data, opts)  # type: ignore[arg-type]
+        live_session(self.client)._stamp(data, opts)
         # as the SDK's dispatcher: progress is asked for under the request's own id
         params.setdefault("_meta", {})["progressToken"] = rid
         body = _BODY({"jsonrpc": "2.0", "id": rid, **data})
@@ -192,16 +192,41 @@ class LeanCaller(StreamRequests):
         """A notification or an answer to the upstream's request: 202 expected, nothing to read."""
         data: dict[str, Any] = {"method": message.get("method", "")}
         opts: dict[str, Any] = {}
-        self.client.session._stamp(data, opts)  # type: ignore[arg-type]
         try:
+            live_session(self.client)._stamp(data, opts)
             async with asyncio.timeout(CANCEL_SECONDS):
                 body = _BODY(message).encode()
                 async with self.pool.request("POST", body, self._headers(opts)) as response:
                     self._kept(response)
                     async for _ in response.body():
                         pass
-        except (HttpFault, TimeoutError) as e:
+        except (HttpFault, TimeoutError, MCPError) as e:  # MCPError: its connection closed (live_session)
             log.info("lean upstream call: %s not delivered: %s", what, e)
+
+    async def _session_kept(self) -> None:
+        """After a handshake-era stream ended without its answer: whether the upstream still holds the
+        session, asked by a ping on it. An upstream restarted (its sessions forgotten: 404) or gone (no
+        connection) is said so, and reconnected at once (``Upstream._call``), not left for the next call to
+        meet; one still holding it leaves the call the upstream's own error."""
+        if self.modern or not self.session.session_id:
+            return
+        self._next_id += 1
+        body = _BODY({"jsonrpc": "2.0", "id": self._next_id, "method": "ping"}).encode()
+        try:
+            async with asyncio.timeout(CANCEL_SECONDS):
+                async with self.pool.request("POST", body, self._headers({})) as response:
+                    self._kept(response)
+                    async for _ in response.body():
+                        pass
+                    status = response.status
+        except TimeoutError:
+            return  # slow, not gone: the health check will tell
+        except HttpFault:
+            why = "Connection closed (the upstream dropped the call and answers no more)"
+            raise MCPError(CONNECTION_CLOSED, why) from None
+        if status == 404:
+            self.session.gone = True
+            raise MCPError(INVALID_REQUEST, "Session terminated")  # as the SDK says it
 
     async def _answer(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
                       on_notice: NoticeSink) -> tuple[dict[str, Any], bool]:
@@ -248,6 +273,7 @@ class LeanCaller(StreamRequests):
         failures = 0
         while answer is None:
             if state.last_id is None or self.modern or failures >= MAX_RESUMES:
+                await self._session_kept()
                 why = "the upstream's event stream ended without an answer"
                 raise MCPError(INTERNAL_ERROR, why if failures == 0 else f"{why} (resuming it failed)")
             await asyncio.sleep((state.retry if state.retry is not None else RESUME_DELAY_MS) / 1000)
@@ -459,12 +485,21 @@ def _parse(raw: bytes | str, free: bool | None = None) -> Any:
     return msg
 
 
+def live_session(client: Client) -> Any:
+    """``client``'s SDK session, or the error of a connection that closed while a lean call was on its way
+    (a reconnect tore it down: the call went away with it, and is answered so, never with the SDK's
+    RuntimeError for a client used outside its context)."""
+    if getattr(client, "_session", None) is None:
+        raise MCPError(CONNECTION_CLOSED, "Connection closed: the connection ended during the call")
+    return client.session
+
+
 def validated_result(client: Client, era: str, raw: dict[str, Any], utf8_texts: bool = False, *,
                      bound: bool = False) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
     read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it).
     ``bound``: ``result_shape.check_shape`` first, in the same pass as that read for a plain result."""
-    if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
+    if live_session(client)._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
         plain = plain_call_result(era, raw, utf8_texts, bound)
         if plain is not None:
             return plain
