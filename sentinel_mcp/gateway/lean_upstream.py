@@ -92,6 +92,18 @@ class HttpSession:
     session_id: str | None = None
     gone: bool = False
     cookies: Any = None  # the SDK client's jar (``httpx2.Cookies``), shared by the lean calls
+    # another session id the upstream answered under: every answer since is refused (whose session's state
+    # it holds is unknown, another client's maybe), the session gone and the upstream reconnected
+    other: str | None = None
+
+    def answered_under(self, sid: str | None) -> None:
+        """An answer's ``Mcp-Session-Id``: the first names the session; another one after it ends it."""
+        if not sid:
+            return
+        if self.session_id is None:
+            self.session_id = sid
+        elif sid != self.session_id and self.other is None:
+            self.other, self.gone = sid, True
 
 
 @dataclass
@@ -136,8 +148,11 @@ class LeanCaller(StreamRequests):
         return headers
 
     def _kept(self, response: HttpAnswer) -> HttpAnswer:
-        """``response``, its cookies stored in the connection's jar first (as the SDK's client does)."""
+        """``response``, its cookies stored in the connection's jar first (as the SDK's client does), the
+        session it says it answers under noted (``HttpSession.answered_under``)."""
         keep_cookies(self.jar, self.url, response.set_cookies)
+        if not self.modern:
+            self.session.answered_under(response.headers.get("mcp-session-id"))
         return response
 
     async def call_tool(

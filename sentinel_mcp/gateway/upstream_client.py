@@ -114,9 +114,7 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
         async def note_session(response: httpx2.Response) -> None:
             # the SDK keeps the id inside its transport (taken from the first answer); the lean calls share
             # the session, so note the same one here
-            sid = response.headers.get("mcp-session-id")
-            if sid and session.session_id is None:
-                session.session_id = sid
+            session.answered_under(response.headers.get("mcp-session-id"))
             if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
                 session.gone = True  # the SDK's client would go on asking on it
 

@@ -17,6 +17,7 @@ from sentinel_mcp.gateway.upstream import Upstream, UpstreamCallError
 from tests.conftest import free_port, stop_process
 from tests.gateway.helpers import TOOLBOX
 from tests.gateway.test_lean_upstream import _plain, _serve, _with_upstream
+from tests.gateway.test_principal_isolation import _served
 
 pytestmark = pytest.mark.timeout(240)
 CALL_SECONDS = 600.0  # the call's own limit: far past the test's, so an answer is never that limit's
@@ -66,3 +67,35 @@ def test_a_call_in_flight_when_its_upstream_restarts_is_answered(tmp_path: Path,
     assert "went away" in said, said
     assert result["content"][0]["text"] == "ok"
 
+
+@pytest.mark.parametrize("lean", [True, False])
+def test_an_upstream_answering_under_another_session_is_reconnected(lean: bool) -> None:
+    """A handshake-era upstream answers under another ``Mcp-Session-Id`` than the one it gave: no answer is
+    taken from it since (whose session's state it holds is unknown), the call is told the upstream went
+    away, and the new connection's session starts empty (the old one's login is not carried over)."""
+
+    async def body(up: Upstream) -> Any:
+        logged = _plain(await up.call_tool("login", {"name": "alice"}))
+        assert logged["content"][0]["text"] == "logged in as alice"
+        first = up._session.session_id if up._session is not None else None
+        said = []
+        try:
+            said.append(_plain(await up.call_tool("switch", {}))["content"][0]["text"])
+        except UpstreamCallError as e:
+            said.append(str(e))
+        for _ in range(200):  # bounded by count: the reconnect under way
+            await up.wait_ready(30)
+            try:
+                who = _plain(await up.call_tool("whoami", {}))["content"][0]["text"]
+                break
+            except UpstreamCallError as e:
+                said.append(str(e))
+                await anyio.sleep(0.05)
+        again = up._session.session_id if up._session is not None else None
+        return said, who, first, again
+
+    with _served("--http") as url:
+        said, who, first, again = anyio.run(lambda: _with_upstream(url, body, protocol="legacy", lean=lean))
+    assert any("went away" in s for s in said), said
+    assert who == "nobody", (who, said)
+    assert first is not None and again not in (None, first, f"other-{first}"), (first, again)
