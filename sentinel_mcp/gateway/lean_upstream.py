@@ -279,7 +279,7 @@ class LeanCaller(StreamRequests):
                                  on_progress: ProgressSink, on_notice: NoticeSink) -> dict[str, Any]:
         """Read events until the answer to ``rid``. Log lines go to ``on_log``, progress under our token to
         ``on_progress`` (which also moves the call's deadline), other notifications the SDK knows to
-        ``on_notice``; a request from the upstream is answered on the handshake era and ignored on 2026-07-28
+        ``on_notice``; a request from the upstream is answered on the handshake era and refused on 2026-07-28
         (the era forbids them mid-call). A handshake-era stream that ends without the answer after an event
         with an id (the server keeps its events) is resumed as the SDK resumes it: a GET with
         ``Last-Event-ID`` after the server's ``retry`` delay; two failed attempts in a row end the call."""
@@ -329,11 +329,9 @@ class LeanCaller(StreamRequests):
                     await self._notification(msg, rid, on_log, on_progress, on_notice)
                     continue
                 if isinstance(msg, dict) and "method" in msg:
-                    if self.modern:
-                        log.info("lean upstream call: upstream request %r mid-call ignored",
-                                 str(msg.get("method"))[:60])
-                    else:
-                        await self._answer_request(msg)
+                    # on 2026-07-28 refused (the era asks by input request), audited, and said to the
+                    # upstream as the SDK's path says it: never left waiting (undeclared_requests.py)
+                    await self._answer_request(msg)
                     continue
                 return response_for(msg, rid)
         return None

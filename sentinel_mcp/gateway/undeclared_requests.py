@@ -10,7 +10,8 @@ not supported"), a method no MCP version has ("Method not found"). A hostile ups
 those. So every request reaches ``screen`` first (the one door the SDK's session opens to a server's
 requests, ``ScreenedClient``): one that is not ``ping`` nor of a declared kind is refused there, before the
 SDK parses it, whatever its method; a declared one goes on to its callback, which routes it to the call it
-belongs to (``upstream_relays``).
+belongs to (``upstream_relays``). On a 2026-07-28 connection every request of the server's own is refused:
+the era asks a client by input request inside a call's result (``input_rounds``), never by a request.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ALWAYS = frozenset({"ping"})  # answered by the SDK, as a client must (it tells 
 OTHER = "other"  # the audit kind of a request of a method Sentinel relays under no kind
 NOT_DECLARED = "not_declared"  # a known kind the connection was not told Sentinel answers
 UNKNOWN_METHOD = "unknown_method"
+NOT_IN_ERA = "not_in_era"  # a 2026-07-28 server's request of its own (the SDK knows no method of it there)
 METHOD_CHARS = 80  # of a method's name, in a refusal's reason (ASCII-escaped: the upstream wrote it)
 
 # ``screen(method)``: None to answer as declared, else the refusal sent back (audited already)
@@ -43,9 +45,12 @@ def kind_of(method: str) -> str:
     return KINDS.get(method, OTHER)
 
 
-def undeclared(method: str, declared: frozenset[str]) -> str | None:
+def undeclared(method: str, declared: frozenset[str], modern: bool = False) -> str | None:
     """The audit cause of refusing a request of ``method`` on a connection that declared ``declared`` (kinds),
-    or None: it is answered."""
+    or None: it is answered. ``modern``: the connection speaks 2026-07-28, whose servers ask a client only by
+    input request (inside a call's result): a request of their own is none of the era's, whatever it asks."""
+    if modern:
+        return NOT_IN_ERA
     if method in ALWAYS:
         return None
     kind = KINDS.get(method)
@@ -65,7 +70,10 @@ def refused_request(method: str, cause: str) -> ErrorData:
     what = f"a {method_said(method)} request"
     if cause == NOT_DECLARED:
         return refusal(what, "this connection was not told Sentinel answers it")
-    unknown = refusal(what, "Sentinel answers no request of that method")
+    why = "Sentinel answers no request of that method"
+    if cause == NOT_IN_ERA:
+        why = "a 2026-07-28 server asks its client by input request, never by a request of its own"
+    unknown = refusal(what, why)
     return unknown.model_copy(update={"code": METHOD_NOT_FOUND})
 
 

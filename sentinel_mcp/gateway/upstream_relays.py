@@ -207,7 +207,7 @@ class PushRelays:
         """A request this upstream sent on a connection told Sentinel answers ``declared`` (kinds): None to
         answer it so (its callback routes it), else refused here, audited with the call it belongs to when
         one can be proved (``_push_target``), else with none (``undeclared_requests.py``)."""
-        cause = undeclared(method, declared)
+        cause = undeclared(method, declared, self.modern)
         if cause is None:
             return None
         self.pushes_undeclared += 1

@@ -9,17 +9,23 @@ SQLite audit read as it is on disk after the gateway stopped."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from sentinel_mcp.config import RemoteServer
+from sentinel_mcp.gateway.upstream import Upstream, UpstreamCallError, UpstreamHooks
 from tests.gateway.helpers import make_config, served_http
 from tests.gateway.relay_server import OTHER_METHOD
+from tests.gateway.test_lean_upstream import _nothing, hostile  # noqa: F401 - its fixture
 from tests.gateway.test_push_refusals_audited import _rows
 
 pytestmark = pytest.mark.timeout(180)
@@ -95,3 +101,34 @@ async def test_a_request_of_no_known_method_is_refused_and_audited(data_dir: Pat
     assert (args["push"], args["cause"]) == ("other", "unknown_method"), args
     assert "acme/whoami\\u202e" in row["reason"] and "\u202e" not in row["reason"], row
     assert OTHER_METHOD not in row["reason"] and counted == 1
+
+
+@pytest.mark.parametrize("lean", [True, False])
+async def test_a_2026_upstreams_request_of_its_own_is_refused_and_audited(
+        hostile: str, lean: bool) -> None:  # noqa: F811
+    """On 2026-07-28 a server asks its client only by input request: one that sends a request of its own on a
+    call's stream (an elicitation here) was ignored down the lean path (the upstream left waiting for an
+    answer) and answered "Method not found" by the SDK's, neither audited. Now both refuse it, saying why,
+    and it is audited (cause ``not_in_era``)."""
+    refused: list[tuple[str, str, str]] = []
+
+    async def record(_up: Any, kind: str, cause: str, why: str, _call: Any) -> None:
+        refused.append((kind, cause, why))
+
+    os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the connection is made
+    try:
+        up = Upstream("h", RemoteServer(url=hostile, protocol="modern", timeout=60),  # type: ignore[arg-type]
+                      UpstreamHooks(catalog_changed=_nothing, push_refused=record), health_interval=3600)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(up.run)
+            try:
+                assert await up.wait_ready(30), up.last_error
+                assert (up.lean is not None) == lean
+                with anyio.fail_after(60), contextlib.suppress(UpstreamCallError):
+                    await up.call_tool("push_elicit", {})  # its answer: no result of the era (its own error)
+            finally:
+                await up.stop()
+    finally:
+        os.environ.pop("SENTINEL_LEAN_UPSTREAM", None)
+    assert [(kind, cause) for kind, cause, _ in refused] == [("elicitation", "not_in_era")], refused
+    assert "asks its client by input request" in refused[0][2], refused
