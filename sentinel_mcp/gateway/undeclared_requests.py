@@ -25,7 +25,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import METHOD_NOT_FOUND, ErrorData
 
 from sentinel_mcp.core.caller_link import refusal
-
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING
 
 # the request methods of the kinds Sentinel may declare (``relay_permits``' names)
