@@ -47,6 +47,7 @@ from sentinel_mcp.gateway.lean_upstream import (
     MAX_ANSWER_BYTES,
     LogSink,
     ProgressSink,
+    live_session,
     progress_to,
     response_for,
     validated_result,
@@ -400,7 +401,7 @@ class StdioCaller:
         if meta:
             params["_meta"] = dict(meta)
         data: dict[str, Any] = {"method": "tools/call", "params": params}
-        self.client.session._stamp(data, {})  # type: ignore[arg-type]  # the era's envelope (2026-07-28)
+        live_session(self.client)._stamp(data, {})  # the era's envelope (2026-07-28)
         params.setdefault("_meta", {})["progressToken"] = rid
         line = _LINE({"jsonrpc": "2.0", "id": rid, **data})
         answer: asyncio.Future[dict[str, Any]] = running_loop().create_future()

@@ -34,21 +34,17 @@ from dataclasses import dataclass
 from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from mcp import Client
-from mcp.client.session import ClientRequestContext, ClientResponse, _later_revision_fields
+from mcp.client.session import _later_revision_fields
 from mcp.client.session import _CallToolResultAdapter as _CORE_CALL_TOOL_ADAPTER
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.types import (
     CallToolResult,
-    ErrorData,
     InputRequiredResult,
     LoggingMessageNotificationParams,
-    PingRequest,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_types import methods as sdk_methods
-from pydantic import ValidationError
 
 from sentinel_mcp.config import RemoteServer
 from sentinel_mcp.core.json_text import compact_encoder
@@ -58,6 +54,7 @@ from sentinel_mcp.gateway.plain_upstream_result import (
     surrogate_free,
 )
 from sentinel_mcp.gateway.result_shape import check_shape
+from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
 
@@ -95,6 +92,18 @@ class HttpSession:
     session_id: str | None = None
     gone: bool = False
     cookies: Any = None  # the SDK client's jar (``httpx2.Cookies``), shared by the lean calls
+    # another session id the upstream answered under: every answer since is refused (whose session's state
+    # it holds is unknown, another client's maybe), the session gone and the upstream reconnected
+    other: str | None = None
+
+    def answered_under(self, sid: str | None) -> None:
+        """An answer's ``Mcp-Session-Id``: the first names the session; another one after it ends it."""
+        if not sid:
+            return
+        if self.session_id is None:
+            self.session_id = sid
+        elif sid != self.session_id and self.other is None:
+            self.other, self.gone = sid, True
 
 
 @dataclass
@@ -105,7 +114,7 @@ class _Resume:
     retry: int | None = None
 
 
-class LeanCaller:
+class LeanCaller(StreamRequests):
     """One upstream's lean ``tools/call`` path; lives as long as its SDK connection."""
 
     own_stream = True  # what the upstream asks mid-call comes on the call's own stream: calls may overlap
@@ -139,8 +148,11 @@ class LeanCaller:
         return headers
 
     def _kept(self, response: HttpAnswer) -> HttpAnswer:
-        """``response``, its cookies stored in the connection's jar first (as the SDK's client does)."""
+        """``response``, its cookies stored in the connection's jar first (as the SDK's client does), the
+        session it says it answers under noted (``HttpSession.answered_under``)."""
         keep_cookies(self.jar, self.url, response.set_cookies)
+        if not self.modern:
+            self.session.answered_under(response.headers.get("mcp-session-id"))
         return response
 
     async def call_tool(
@@ -160,7 +172,7 @@ class LeanCaller:
         data: dict[str, Any] = {"method": "tools/call", "params": params}
         opts: dict[str, Any] = {}
         # the SDK's own stamp: the era's envelope, log opt-in and headers (Mcp-Method, Mcp-Name, Mcp-Param-*)
-        self.client.session._stamp(data, opts)  # type: ignore[arg-type]
+        live_session(self.client)._stamp(data, opts)
         # as the SDK's dispatcher: progress is asked for under the request's own id
         params.setdefault("_meta", {})["progressToken"] = rid
         body = _BODY({"jsonrpc": "2.0", "id": rid, **data})
@@ -195,16 +207,41 @@ class LeanCaller:
         """A notification or an answer to the upstream's request: 202 expected, nothing to read."""
         data: dict[str, Any] = {"method": message.get("method", "")}
         opts: dict[str, Any] = {}
-        self.client.session._stamp(data, opts)  # type: ignore[arg-type]
         try:
+            live_session(self.client)._stamp(data, opts)
             async with asyncio.timeout(CANCEL_SECONDS):
                 body = _BODY(message).encode()
                 async with self.pool.request("POST", body, self._headers(opts)) as response:
                     self._kept(response)
                     async for _ in response.body():
                         pass
-        except (HttpFault, TimeoutError) as e:
+        except (HttpFault, TimeoutError, MCPError) as e:  # MCPError: its connection closed (live_session)
             log.info("lean upstream call: %s not delivered: %s", what, e)
+
+    async def _session_kept(self) -> None:
+        """After a handshake-era stream ended without its answer: whether the upstream still holds the
+        session, asked by a ping on it. An upstream restarted (its sessions forgotten: 404) or gone (no
+        connection) is said so, and reconnected at once (``Upstream._call``), not left for the next call to
+        meet; one still holding it leaves the call the upstream's own error."""
+        if self.modern or not self.session.session_id:
+            return
+        self._next_id += 1
+        body = _BODY({"jsonrpc": "2.0", "id": self._next_id, "method": "ping"}).encode()
+        try:
+            async with asyncio.timeout(CANCEL_SECONDS):
+                async with self.pool.request("POST", body, self._headers({})) as response:
+                    self._kept(response)
+                    async for _ in response.body():
+                        pass
+                    status = response.status
+        except TimeoutError:
+            return  # slow, not gone: the health check will tell
+        except HttpFault:
+            why = "Connection closed (the upstream dropped the call and answers no more)"
+            raise MCPError(CONNECTION_CLOSED, why) from None
+        if status == 404:
+            self.session.gone = True
+            raise MCPError(INVALID_REQUEST, "Session terminated")  # as the SDK says it
 
     async def _answer(self, response: HttpAnswer, rid: int, on_log: LogSink, on_progress: ProgressSink,
                       on_notice: NoticeSink) -> tuple[dict[str, Any], bool]:
@@ -242,7 +279,7 @@ class LeanCaller:
                                  on_progress: ProgressSink, on_notice: NoticeSink) -> dict[str, Any]:
         """Read events until the answer to ``rid``. Log lines go to ``on_log``, progress under our token to
         ``on_progress`` (which also moves the call's deadline), other notifications the SDK knows to
-        ``on_notice``; a request from the upstream is answered on the handshake era and ignored on 2026-07-28
+        ``on_notice``; a request from the upstream is answered on the handshake era and refused on 2026-07-28
         (the era forbids them mid-call). A handshake-era stream that ends without the answer after an event
         with an id (the server keeps its events) is resumed as the SDK resumes it: a GET with
         ``Last-Event-ID`` after the server's ``retry`` delay; two failed attempts in a row end the call."""
@@ -251,6 +288,7 @@ class LeanCaller:
         failures = 0
         while answer is None:
             if state.last_id is None or self.modern or failures >= MAX_RESUMES:
+                await self._session_kept()
                 why = "the upstream's event stream ended without an answer"
                 raise MCPError(INTERNAL_ERROR, why if failures == 0 else f"{why} (resuming it failed)")
             await asyncio.sleep((state.retry if state.retry is not None else RESUME_DELAY_MS) / 1000)
@@ -291,11 +329,9 @@ class LeanCaller:
                     await self._notification(msg, rid, on_log, on_progress, on_notice)
                     continue
                 if isinstance(msg, dict) and "method" in msg:
-                    if self.modern:
-                        log.info("lean upstream call: upstream request %r mid-call ignored",
-                                 str(msg.get("method"))[:60])
-                    else:
-                        await self._answer_request(msg)
+                    # on 2026-07-28 refused (the era asks by input request), audited, and said to the
+                    # upstream as the SDK's path says it: never left waiting (undeclared_requests.py)
+                    await self._answer_request(msg)
                     continue
                 return response_for(msg, rid)
         return None
@@ -322,48 +358,6 @@ class LeanCaller:
                 return
             await on_notice(notice)
 
-    async def _answer_request(self, msg: dict[str, Any]) -> None:
-        """A request the upstream sent on this call's stream, answered as the SDK session answers it
-        (``ClientSession._on_request``: its parsing, callback table, result checks), in the calling task."""
-        server_id = msg.get("id")
-        if not isinstance(server_id, (int, str)) or isinstance(server_id, bool):
-            log.info("lean upstream call: upstream request with a malformed id dropped")
-            return
-        method, params = msg.get("method"), msg.get("params")
-        try:
-            result = await self._callback(method, params, server_id)
-            answer: dict[str, Any] = {"jsonrpc": "2.0", "id": server_id, "result": result}
-        except Exception as e:  # noqa: BLE001 - whatever failed, the upstream gets an answer, the call goes on
-            error = handler_exception_to_error_data(e)
-            if error is None:  # no text of ours on the wire (the SDK's dispatcher would send str(e))
-                log.exception("lean upstream call: answering %r failed", str(method)[:60])
-                error = ErrorData(code=INTERNAL_ERROR, message="Internal error")
-            answer = {"jsonrpc": "2.0", "id": server_id,
-                      "error": error.model_dump(by_alias=True, mode="json", exclude_none=True)}
-        await self._post_quietly(answer, f"the answer to {str(method)[:60]!r}")
-
-    async def _callback(self, method: Any, params: Any, server_id: int | str) -> dict[str, Any]:
-        if not isinstance(method, str) or not (params is None or isinstance(params, dict)):
-            raise MCPError(INVALID_REQUEST, "Invalid request")
-        try:
-            request: Any = sdk_methods.parse_server_request(method, self.era, params)
-        except KeyError:
-            raise MCPError(METHOD_NOT_FOUND, "Method not found", method) from None
-        if isinstance(request, PingRequest):
-            return {}  # answered without a context, as the SDK does
-        ctx = ClientRequestContext(session=self.client.session, request_id=server_id,
-                                   meta=request.params.meta if request.params else None)
-        answered = await self.client.session.dispatch_input_request(ctx, request)
-        response = ClientResponse.validate_python(answered)
-        if isinstance(response, ErrorData):
-            raise MCPError.from_error_data(response)
-        result: dict[str, Any] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-        try:
-            sdk_methods.validate_client_result(method, self.era, result)
-        except ValidationError:
-            log.exception("lean upstream call: a callback for %r returned an invalid result", method)
-            raise MCPError(INTERNAL_ERROR, "Client callback returned an invalid result") from None
-        return result
 
 @asynccontextmanager
 async def lean_caller(target: Any, client: Client, session: HttpSession | None) -> AsyncIterator[
@@ -504,12 +498,21 @@ def _parse(raw: bytes | str, free: bool | None = None) -> Any:
     return msg
 
 
+def live_session(client: Client) -> Any:
+    """``client``'s SDK session, or the error of a connection that closed while a lean call was on its way
+    (a reconnect tore it down: the call went away with it, and is answered so, never with the SDK's
+    RuntimeError for a client used outside its context)."""
+    if getattr(client, "_session", None) is None:
+        raise MCPError(CONNECTION_CLOSED, "Connection closed: the connection ended during the call")
+    return client.session
+
+
 def validated_result(client: Client, era: str, raw: dict[str, Any], utf8_texts: bool = False, *,
                      bound: bool = False) -> CallToolResult | InputRequiredResult:
     """As the SDK's ``send_request`` + ``call_tool`` validate a ``tools/call`` result on ``era`` (a plain one
     read directly into the same model: plain_upstream_result.py; ``utf8_texts`` as it takes it).
     ``bound``: ``result_shape.check_shape`` first, in the same pass as that read for a plain result."""
-    if client.session._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
+    if live_session(client)._call_tool_adapter is _CORE_CALL_TOOL_ADAPTER:
         plain = plain_call_result(era, raw, utf8_texts, bound)
         if plain is not None:
             return plain

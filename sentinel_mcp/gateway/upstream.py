@@ -14,6 +14,7 @@ import time
 import warnings
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Awaitable, Callable, Literal
 
 import anyio
@@ -50,8 +51,8 @@ from sentinel_mcp.gateway.fair_slots import FairSlots
 from sentinel_mcp.gateway.push_shares import PushShares
 from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
-from sentinel_mcp.gateway.relay_permits import ROOTS, connection_relays, shared_roots_refused
-from sentinel_mcp.gateway.relay_permits import permitted_relays
+from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, connection_relays
+from sentinel_mcp.gateway.relay_permits import permitted_relays, shared_roots_refused
 from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import (
@@ -211,11 +212,16 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             logging_callback=self._on_log,
             message_handler=self._on_message,
         )
-        if ROOTS not in self.relays_here:
-            # no roots declared on a connection serving several principals: the SDK answers a roots request
-            # on it "not supported", and a 2026-era one is refused with its reason (relay_permits.py)
+        if ROOTS not in self.declared_kinds:
+            # no roots declared on a connection serving several principals: a roots request on it is refused
+            # and audited (undeclared_requests.py), a 2026-era one refused with its reason (relay_permits.py)
             del callbacks["list_roots_callback"]
         return callbacks
+
+    @property
+    def declared_kinds(self) -> frozenset[str]:
+        """The kinds of request this connection is told Sentinel answers (a callback handed to the SDK)."""
+        return frozenset({ELICITATION, SAMPLING}) | (self.relays_here & {ROOTS})
 
     @property
     def relays_here(self) -> frozenset[str]:
@@ -304,8 +310,10 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             taps = tap_pipes(answer_limit(self.target)) if stdio_caller(self.target) else None
             session = self._session = HttpSession()
             try:
-                await self._serve(make_client(self.target, mode, self._callbacks(), session), mode, session,
-                                  taps)
+                # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
+                screen = partial(self.screen_request, self.declared_kinds)
+                await self._serve(make_client(self.target, mode, self._callbacks(), session, screen), mode,
+                                  session, taps)
                 return
             except HandshakeRejected as e:
                 if mode == modes[-1]:

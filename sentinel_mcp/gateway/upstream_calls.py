@@ -28,7 +28,7 @@ from sentinel_mcp.gateway.fair_slots import FairSlots
 from sentinel_mcp.gateway.slow_call_breakers import SlowCallBreakers
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
-from sentinel_mcp.gateway.lean_upstream import HttpSession, LeanCaller
+from sentinel_mcp.gateway.lean_upstream import INVALID_REQUEST, HttpSession, LeanCaller
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.core.own_voice import attributed_line
 from sentinel_mcp.gateway.party_turns import PartyTurns
@@ -347,6 +347,11 @@ class UpstreamCalls:
             try:
                 flight.deadline = deadline
                 result = await deadline.run(step)
+                switched = self._session.other if self._session is not None else None
+                if switched is not None:  # answered under another session: whose state it holds is unknown
+                    log.warning("upstream %s answered under another session id (%.40r): its answer refused, "
+                                "reconnecting", self.name, switched)
+                    raise MCPError(INVALID_REQUEST, "Session terminated")
             except TimeoutError:
                 if not deadline.expired:
                     raise  # not ours

@@ -28,6 +28,7 @@ from sentinel_mcp.gateway.exact_tool_arguments import hold_exact
 from sentinel_mcp.gateway.lean_upstream import HttpSession
 from sentinel_mcp.gateway.lean_upstream import answer_limit
 from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, body_bounds
+from sentinel_mcp.gateway.undeclared_requests import Screen, ScreenedClient
 
 
 class UpstreamUnavailable(GatewayError):
@@ -49,10 +50,12 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 
 
 def make_client(
-    target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None
+    target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None,
+    screen: Screen | None = None,
 ) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
-    ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls)."""
+    ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls);
+    ``screen``: each request the upstream sends, before it is answered (``undeclared_requests``)."""
     if isinstance(target, StdioServer):
         # bytes that are not UTF-8 are read as U+FFFD: the SDK's default ("strict") ended its reader task on
         # one such line and left every call waiting out its time limit (a hostile upstream's hang)
@@ -65,8 +68,9 @@ def make_client(
     else:
         # an in-process built-in, its tools run on exactly the arguments the guard judged
         server = hold_exact(target.server)
-    return Client(
+    return ScreenedClient(
         server,
+        screen=screen,
         mode=mode,
         read_timeout_seconds=target.timeout,
         cache=None,
@@ -110,9 +114,7 @@ def remote_transport(t: RemoteServer, session: HttpSession | None = None) -> Any
         async def note_session(response: httpx2.Response) -> None:
             # the SDK keeps the id inside its transport (taken from the first answer); the lean calls share
             # the session, so note the same one here
-            sid = response.headers.get("mcp-session-id")
-            if sid and session.session_id is None:
-                session.session_id = sid
+            session.answered_under(response.headers.get("mcp-session-id"))
             if response.status_code == 404 and response.request.headers.get("mcp-session-id"):
                 session.gone = True  # the SDK's client would go on asking on it
 

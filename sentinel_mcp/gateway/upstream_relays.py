@@ -44,6 +44,7 @@ from sentinel_mcp.gateway.sampling_bounds import TOO_LARGE, sampling_problem
 from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, refused_kind
+from sentinel_mcp.gateway.undeclared_requests import kind_of, refused_request, undeclared
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class PushRelays:
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
+    # requests of a kind the connection was not told Sentinel answers, or of no known method, since the start
+    pushes_undeclared = 0
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -199,6 +202,23 @@ class PushRelays:
             if not entry.evicted:  # an evicted one's place was taken over already
                 shares.remove(entry)
                 self._pushes_waiting -= 1
+
+    async def screen_request(self, declared: frozenset[str], method: str) -> ErrorData | None:
+        """A request this upstream sent on a connection told Sentinel answers ``declared`` (kinds): None to
+        answer it so (its callback routes it), else refused here, audited with the call it belongs to when
+        one can be proved (``_push_target``), else with none (``undeclared_requests.py``)."""
+        cause = undeclared(method, declared, self.modern)
+        if cause is None:
+            return None
+        self.pushes_undeclared += 1
+        refused = refused_request(method, cause)
+        log.info("upstream %s: %s", self.name, refused.message)
+        target, ended = self._push_target(), CURRENT_LINK.get()
+        call = target[1].call_of if target is not None else ended.call_of if ended is not None else None
+        hook = self.hooks.push_refused
+        if hook is not None:  # into the audit log before the upstream hears of it
+            await hook(cast("Upstream", self), kind_of(method), cause, refused.message, call)
+        return refused
 
     async def _refused_push(self, link: CallerLink, kind: str, cause: str, why: str) -> None:
         """Into the audit log (``push_refusals.py``: bounded) before the upstream hears of it."""

@@ -93,7 +93,9 @@ TOOLS = [Tool(name=n, description=d, input_schema=OBJ, annotations=RO) for n, d 
     ("heard", "How many notifications/roots/list_changed this server has heard"),
     ("remembered", "The roots the last roots answer gave, as a server that caches its roots keeps them"),
     ("declared", "Whether the client (Sentinel) declared the roots capability"),
+    ("ask_other", "Sends the client a request of the method named by tag (none MCP has: OTHER_METHOD)"),
 )]
+OTHER_METHOD = "acme/whoami\u202e"  # what a hostile server probes a client with: no MCP method, a hidden mark
 HIDDEN_QUESTION = "Delete report\u202efdp.exe?"
 
 
@@ -162,6 +164,9 @@ def build_server() -> Server:
                 r = await ctx.session.elicit_url("Open", "https://example.com/x", f"echo-{tag}",
                                                  related_request_id=related)
                 return _text(f"link_echo:{r.action}:{r.content!r}")
+            if params.name == "ask_other":
+                answer = await ctx.session._request_outbound.send_raw_request(tag or OTHER_METHOD, {}, None)
+                return _text(f"ask_other: answered {json.dumps(answer)}")
             if params.name == "remembered":
                 return _text(",".join(remembered))
             if params.name == "declared":

@@ -3,7 +3,8 @@
 its ``Mcp-Session-Id``, or on 2026-07-28, which has none, the cookie ``jar`` it sets on a client's first
 request, as a web server keeps a login). ``peer()`` names the TCP connection a request came on, ``pid()``
 its process, ``die()`` ends it. ``forget()`` makes the server forget its HTTP session (each later request on
-it answered 404, as a server restarted); ``bump(key)`` counts the calls that reached it under ``key``.
+it answered 404, as a server restarted); ``switch()`` answers its later requests under another session id;
+``bump(key)`` counts the calls that reached it under ``key``.
 
 stdio: python stateful_upstream.py        HTTP: python stateful_upstream.py --http PORT (or --sse PORT)
 """
@@ -34,6 +35,7 @@ RO = ToolAnnotations(read_only_hint=True)  # let through unasked: the tests are 
 mcp = MCPServer("stateful", version="1.0")
 LOGGED_IN: dict[str, str] = {}
 FORGOTTEN: set[str] = set()  # Mcp-Session-Ids this server answers 404 to
+SWITCHED: set[str] = set()  # Mcp-Session-Ids whose requests this server answers under another id
 BUMPS: dict[str, int] = {}
 
 
@@ -60,10 +62,15 @@ def _with_jar(app: Any) -> Any:
         jar = minted or cookies["jar"].value
         heads += [(b"x-jar", jar.encode()), (b"x-peer", str(scope["client"][1]).encode())]
 
+        sid = dict(scope["headers"]).get(b"mcp-session-id", b"").decode("latin-1")
+
         async def send_cookie(message: Any) -> None:
             if minted and message["type"] == "http.response.start":
                 cookie = (b"set-cookie", f"jar={minted}; Path=/; HttpOnly".encode())
                 message = {**message, "headers": [*message.get("headers", []), cookie]}
+            if sid in SWITCHED and message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"mcp-session-id"]
+                message = {**message, "headers": [*kept, (b"mcp-session-id", f"other-{sid}".encode())]}
             await send(message)
 
         await app({**scope, "headers": heads}, receive, send_cookie)
@@ -127,6 +134,14 @@ def forget(ctx: Context) -> str:
     """Forget this HTTP session: every later request on it is answered 404."""
     FORGOTTEN.add(str((ctx.headers or {}).get("mcp-session-id", "")))
     return "forgotten"
+
+
+@mcp.tool(annotations=RO)
+def switch(ctx: Context) -> str:
+    """Answer every later request on this HTTP session under another session id (a proxy that lost track,
+    a server that restarted into a new session and says so only in its headers)."""
+    SWITCHED.add(str((ctx.headers or {}).get("mcp-session-id", "")))
+    return "switched"
 
 
 @mcp.tool(annotations=RO)
