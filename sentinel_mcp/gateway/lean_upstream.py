@@ -31,7 +31,7 @@ import json
 import logging
 from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from mcp import Client
 from mcp.client.session import _later_revision_fields
@@ -55,16 +55,17 @@ from sentinel_mcp.gateway.plain_upstream_result import (
 )
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
+from sentinel_mcp.gateway.lean_event_stream import INVALID_REQUEST as INVALID_REQUEST
+from sentinel_mcp.gateway.lean_event_stream import MAX_EVENT_BYTES as MAX_EVENT_BYTES
+from sentinel_mcp.gateway.lean_event_stream import read_bounded, stream_events
 from sentinel_mcp.gateway.lean_http import HeaderRefused, HttpAnswer, HttpFault, HttpPool, pool_for
 from sentinel_mcp.gateway.upstream_cookies import cookie_header, keep_cookies, lean_jar
 
 log = logging.getLogger(__name__)
 
 MAX_ANSWER_BYTES = 16 * 1024 * 1024  # a plain JSON answer
-MAX_EVENT_BYTES = 1024 * 1024  # one event of an event-stream answer (the SDK's own limit)
 CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
-INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 PARSE_ERROR = -32700
@@ -259,7 +260,7 @@ class LeanCaller(StreamRequests):
         if status >= 400:
             if ctype.startswith("application/json"):
                 try:
-                    msg = json.loads(await _read_bounded(response, self.max_answer))
+                    msg = json.loads(await read_bounded(response, self.max_answer))
                     if isinstance(msg, dict) and isinstance(msg.get("error"), dict):
                         _raise_error(msg["error"])
                 except (ValueError, UnicodeDecodeError, RecursionError):
@@ -268,7 +269,7 @@ class LeanCaller(StreamRequests):
                 raise MCPError(METHOD_NOT_FOUND, "Not Found")
             raise MCPError(INTERNAL_ERROR, "Server returned an error response")
         if ctype.startswith("application/json"):
-            body = await _read_bounded(response, self.max_answer)
+            body = await read_bounded(response, self.max_answer)
             free = surrogate_free(body)
             return response_for(_parse(body, free), rid), free
         if ctype.startswith("text/event-stream"):
@@ -316,7 +317,7 @@ class LeanCaller(StreamRequests):
                            on_notice: NoticeSink, state: "_Resume") -> dict[str, Any] | None:
         # closed here, not left to the collector: asyncio would finalize a suspended generator through
         # call_soon_threadsafe (a write to its wake-up pipe and one more turn of the loop, every call)
-        async with aclosing(_events(response, min(self.max_answer, MAX_EVENT_BYTES))) as events:
+        async with aclosing(stream_events(response, min(self.max_answer, MAX_EVENT_BYTES))) as events:
             async for event in events:
                 if event.id is not None:
                     state.last_id = event.id
@@ -394,90 +395,6 @@ def answer_limit(target: Any) -> int:
     own)."""
     said = getattr(target, "max_result_bytes", None)
     return MAX_ANSWER_BYTES if not isinstance(said, int) else min(said, MAX_ANSWER_BYTES)
-
-
-async def _read_bounded(response: HttpAnswer, limit: int) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes ({declared} declared)")
-    whole = response.whole()  # all of it came with the head: the same bytes and bound, no reader made
-    if whole is not None:
-        if len(whole) > limit:
-            raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
-        return whole
-    chunks: list[bytes] = []
-    size = 0
-    async with aclosing(response.body()) as body:
-        async for chunk in body:
-            size += len(chunk)
-            if size > limit:
-                raise MCPError(INVALID_REQUEST, f"answer larger than {limit} bytes")
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-@dataclass
-class _Event:
-    """One server-sent event: its type, data, and the id and reconnection delay it set (if any)."""
-
-    kind: str = "message"
-    data: str = ""
-    id: str | None = None
-    retry: int | None = None
-
-
-async def _events(response: HttpAnswer, limit: int = MAX_EVENT_BYTES) -> AsyncGenerator[_Event, None]:
-    """Each event of an event stream (lines end in LF, CRLF or CR; fields as the SSE spec reads them), one
-    event at most ``limit`` bytes (``MAX_EVENT_BYTES``, or the server's smaller ``max_result_bytes``), a line
-    never buffered past that either."""
-    pending = b""
-    event, size, seen = _Event(), 0, False
-    data: list[str] = []
-    async with aclosing(response.body()) as body:
-        async for chunk in body:
-            pending += chunk
-            while True:
-                cut = _line_end(pending)
-                if cut is None:
-                    if len(pending) > limit:
-                        raise MCPError(INVALID_REQUEST, f"event larger than {limit} bytes")
-                    break
-                end, skip = cut
-                line = pending[:end].decode("utf-8", "replace")
-                pending = pending[end + skip:]
-                if not line:  # the end of an event
-                    if seen:
-                        event.data = "\n".join(data)
-                        yield event
-                    event, data, size, seen = _Event(), [], 0, False
-                    continue
-                if line.startswith(":"):
-                    continue  # a comment (a keep-alive)
-                field, _, value = line.partition(":")
-                value = value.removeprefix(" ")
-                seen = True
-                if field == "data":
-                    size += len(value) + 1
-                    if size > limit:
-                        raise MCPError(INVALID_REQUEST, f"event larger than {limit} bytes")
-                    data.append(value)
-                elif field == "event":
-                    event.kind = value or "message"
-                elif field == "id" and "\0" not in value:
-                    event.id = value[:200]
-                elif field == "retry" and value.isascii() and value.isdigit():
-                    event.retry = int(value[:9])
-
-
-def _line_end(buf: bytes) -> tuple[int, int] | None:
-    """Where the first line of ``buf`` ends and how long its terminator is; None when none is complete (a
-    CR at the very end may yet be followed by its LF)."""
-    lf, cr = buf.find(b"\n"), buf.find(b"\r")
-    if cr < 0 or (0 <= lf < cr):
-        return (lf, 1) if lf >= 0 else None
-    if cr + 1 == len(buf):
-        return None
-    return (cr, 2) if buf[cr + 1:cr + 2] == b"\n" else (cr, 1)
 
 
 def _parse(raw: bytes | str, free: bool | None = None) -> Any:

@@ -324,10 +324,10 @@ def test_closing_the_pool_ends_a_drain() -> None:
 def test_a_whole_answer_is_taken_at_once_and_a_partial_one_is_read() -> None:
     """``whole()`` gives the body of an answer that has all arrived, the bytes ``body()`` yields, and leaves
     the connection as reading it to the end does (reused); an answer still arriving gives None (read it by
-    ``body()``); ``lean_upstream._read_bounded`` bounds both ways alike."""
+    ``body()``); ``lean_event_stream.read_bounded`` bounds both ways alike."""
     from mcp.shared.exceptions import MCPError
 
-    from sentinel_mcp.gateway.lean_upstream import _read_bounded
+    from sentinel_mcp.gateway.lean_event_stream import read_bounded as _read_bounded
 
     chunked = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
                b"3\r\n{\"a\r\n5\r\n\":12}\r\n0\r\n\r\n")
