@@ -293,6 +293,8 @@ async def _login_once(console: Console, request: Request) -> Response:
 
 
 def _signed_in(console: Console, request: Request, sid: str) -> Response:
+    for held in console.auth.end_held(request):  # the session this browser had before: ended, its streams too
+        console.inbox.end_session_streams(held)
     response = RedirectResponse("/console/inbox", status_code=303, headers=HEADERS)
     args = console.auth.cookie_args(request)
     response.set_cookie(console.auth.cookie(request), sid, max_age=12 * 3600, **args)  # type: ignore[arg-type]

@@ -258,6 +258,15 @@ class ConsoleAuth:
         same = (viewer.principal.name, viewer.binding)
         return now is not None and (now.principal.name, now.binding) == same
 
+    def end_held(self, request: Request) -> list[str]:
+        """End every console session the request's cookie names (signing in rotates: the id this browser
+        held before, its own principal's or another's, must not stay good for its hours beside the new one,
+        and a copy of it with it). The session ids ended."""
+        ended = [sid for sid in _cookie_values(request, self.cookie(request)) if sid in self._sessions]
+        for sid in ended:
+            del self._sessions[sid]
+        return ended
+
     def sign_out(self, viewer: Viewer, *, everywhere: bool = False) -> list[str]:
         """End the viewer's console session, or (``everywhere``) every console session of its principal (a
         cookie copied off another browser then counts for nothing). The session ids ended."""
@@ -362,6 +371,11 @@ def _session_cookie(request: Request, name: str) -> tuple[str | None, bool]:
     """The console session cookie, and whether the browser sent more than one (Starlette keeps the last: a
     page on another port of this host could slip another principal's session in beside the person's own,
     under another path, and the console would act as that principal)."""
+    return request.cookies.get(name), len(_cookie_values(request, name)) > 1
+
+
+def _cookie_values(request: Request, name: str) -> list[str]:
+    """Every value the request's Cookie header gives under ``name``, as sent."""
     raw = request.headers.get("cookie", "")
-    count = sum(1 for part in raw.split(";") if part.strip().split("=", 1)[0].strip() == name)
-    return request.cookies.get(name), count > 1
+    pairs = (part.strip().split("=", 1) for part in raw.split(";"))
+    return [pair[1].strip() for pair in pairs if len(pair) == 2 and pair[0].strip() == name]

@@ -56,7 +56,17 @@ def _review(pins: ToolPins, identity: str) -> dict[str, Any] | None:
         "tool": identity, "pinned_at": pinned["pinned_at"], "pinned_digest": pinned["digest"],
         "seen_at": held["seen_at"], "digest": held["digest"], "fields": fields,
         "complete": old is not None and new is not None,
+        # the pinned one not kept: the held one is shown whole, nothing to compare it with
+        "held_whole": _text(new) if old is None and new is not None else None,
+        # only a definition the page shows is accepted here: one past what the pins keep (an upstream can
+        # make it so) has its digest alone, and accepting it pinned what nobody had read
+        "acceptable": new is not None,
     }
+
+
+NOT_SHOWN = ("not accepted: the definition held is larger than Sentinel keeps to show, so no page has shown "
+             "it; review the upstream itself, then accept it at the command line (`sentinel-mcp pins accept "
+             "--digest`) or forget the tool's pin")
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
@@ -97,6 +107,9 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         pins = await asyncio.to_thread(_pins, console)
         if pins.problem is not None:
             return console.problem(request, viewer, 503, f"the pins file cannot be read: {pins.problem}")
+        review = _review(pins, identity)
+        if review is not None and not review["acceptable"]:
+            return _show(request, viewer, pins, identity, 409, NOT_SHOWN)
         accepted = await asyncio.to_thread(pins.accept, [identity], digest)
         if identity in accepted:
             return RedirectResponse("/console/pins", status_code=303, headers=HEADERS)

@@ -16,6 +16,7 @@ from tests.console.console_rig import (
     ALICE,
     BOB,
     console_config,
+    console_secret,
     csrf_of,
     http_sentinel,
     items_of,
@@ -81,3 +82,33 @@ async def test_a_session_cookie_with_another_or_a_wrong_token_beside_it_is_nobod
         r = await alice.get("/console/consents", headers={"authorization": f"Bearer {ALICE}"})
         assert r.status_code == 200 and "alice" in r.text
         assert (await alice.get("/console/consents")).status_code == 200
+
+
+async def test_signing_in_again_ends_the_session_the_browser_held(sentinel):
+    """Sign-in rotates: the session the browser's cookie named before (its own principal's or another's,
+    from a sign-in form loaded in another tab) ends on the server, not only in this browser's cookie jar.
+    Before, the old id stayed good for its 12 hours: a copy of it (a stolen cookie, a planted one) outlived
+    the person signing in again."""
+    base = sentinel
+    for before in (ALICE, BOB):
+        async with signed_in(base, before) as held:
+            old = held.http.cookies.get("sentinel_console")
+            assert old and (await held.get("/console/inbox")).status_code == 200
+            async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as tab:
+                form = await tab.get(f"{base}/console/login")  # the form, loaded before the session began
+                nonce = tab.cookies.get("sentinel_console_login")
+                r = await tab.post(
+                    f"{base}/console/login",
+                    content=f"csrf={csrf_of(form.text)}&secret={console_secret(ALICE)}".encode(),
+                    headers={"origin": base, "content-type": "application/x-www-form-urlencoded",
+                             "cookie": f"sentinel_console_login={nonce}; sentinel_console={old}"},
+                )
+                assert r.status_code == 303 and r.headers["location"] == "/console/inbox", r.status_code
+                new = r.cookies.get("sentinel_console")
+                assert new and new != old
+            async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as raw:
+                r = await raw.get(f"{base}/console/inbox", headers={"cookie": f"sentinel_console={old}"})
+                assert r.status_code == 303, (before[:5], r.status_code)  # the held id: nobody's now
+                assert r.headers["location"] == "/console/login"
+                r = await raw.get(f"{base}/console/inbox", headers={"cookie": f"sentinel_console={new}"})
+                assert r.status_code == 200 and "alice" in r.text

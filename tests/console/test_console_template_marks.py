@@ -78,6 +78,7 @@ REVIEWED: dict[tuple[str, str], str] = {
     ("login_once.html", "token"): "the link's own token, round-tripped in its input",
     ("pin.html", "f.held"): "ASCII-escaped JSON (pins_pages._text)",
     ("pin.html", "f.pinned"): "ASCII-escaped JSON (pins_pages._text)",
+    ("pin.html", "pin.held_whole"): "ASCII-escaped JSON (pins_pages._text)",
     ("pin.html", "pin.digest"): "a hex digest", ("pin.html", "pin.pinned_digest"): "a hex digest",
     ("pin.html", "pin.tool"): "a hidden input, round-tripped; shown marked elsewhere on the page",
     ("pins.html", "more"): "a count",
