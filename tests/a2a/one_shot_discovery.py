@@ -15,7 +15,7 @@ from tests.a2a.a2a_rig import LOOPBACK
 from sentinel_mcp.a2a.discovery import PeerRegistry
 from sentinel_mcp.a2a.peer_browser import discover_peers
 
-ROUNDS = 8  # of a 3 s browse each (and its settling): a quiet machine needs the first
+ROUNDS = 4  # of a 3 s browse each (and up to 5 s settling): a quiet machine needs the first
 
 
 async def discover_until(done: Callable[[PeerRegistry], bool], **options: Any) -> PeerRegistry:
