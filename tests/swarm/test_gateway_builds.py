@@ -100,7 +100,7 @@ async def test_wait_false_then_the_status_resource(tmp_path, openai_env, mode) -
         Client(rt.front.server, mode=mode) as c,
     ):
         # every model call waits until released: the build cannot end before the call returns, whatever the
-        # machine's load (a two-second bound on the call failed where the gateway's start took longer)
+        # machine's load (a two-second bound on the call could fall on a loaded machine's start of a built-in)
         openai_env.hold.clear()
         started = (await c.call_tool("swarm__swarm_build", {"spec": SPEC})).structured_content
         task_id = started["task_id"]
