@@ -169,9 +169,11 @@ def answer_fields(page: str, item_id: str) -> dict[str, str]:
     return out
 
 
-async def answer_rounds(person: Browser, call: asyncio.Task[Any], rounds: int = 4) -> Any:
+async def answer_rounds(person: Browser, call: asyncio.Task[Any], rounds: int = 10) -> Any:
     """Approve what the held call still asks, round after round (a reason first, then the confirmation that
-    lists what was established), until the call returns."""
+    lists what was established), until the call returns. Looks bounded by count: a loaded machine may take
+    several looks before a round is posted (four looks of 3 s could miss the second round, and the call then
+    waited for it in vain)."""
     for _ in range(rounds):
         done, _pending = await asyncio.wait({call}, timeout=3)
         if done:

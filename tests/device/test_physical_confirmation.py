@@ -35,7 +35,9 @@ def press_once_when_all_wait(fake, waiting: int) -> threading.Thread:
 
 
 async def test_one_volume_up_press_confirms_one_action(fake_adb, tmp_path):
-    server = adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=3)
+    # the press comes after the first question listened for ~1.5 s (a second one never listens beside it): the
+    # bound leaves a loaded machine room to carry it (at 3 s the first question could time out too)
+    server = adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=15)
     results = {}
     async with connect(server) as client:
         thread = press_once_when_all_wait(fake_adb, 2)

@@ -39,7 +39,9 @@ async def test_a_press_the_moment_the_prompt_appears_is_caught(fake_adb, tmp_pat
 
 
 async def test_a_queued_question_shows_its_prompt_only_in_its_turn(fake_adb, tmp_path):
-    server = adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=3)
+    # the first press comes at once, the second question's never: the bound is what a loaded machine may take
+    # to carry the first (3 s was as short as the bound that timed out above), and how long the second waits
+    server = adb_server(fake_adb, tmp_path, physical_confirmation=True, confirm_timeout=15)
     prompts: list[tuple[str, int]] = []  # (the prompt, how many cats the phone had run when it showed)
 
     async def on_log(params) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from mcp import Client
 from tests.policy.test_compiled_rules import both, call
+from tests.upstream_marker import marked, once_marked
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
@@ -38,8 +39,7 @@ def config(tmp: Path) -> Any:
 
 
 def ran(tmp: Path) -> list[str]:
-    marker = tmp / "marker"
-    return marker.read_text().splitlines() if marker.exists() else []
+    return marked(tmp / "marker")
 
 
 def text_of(result: Any) -> str:
@@ -59,10 +59,12 @@ async def test_a_second_write_after_an_unknown_outcome_is_refused_whatever_the_n
     tmp_path: Path, tool: str
 ) -> None:
     async with running_gateway(config(tmp_path)) as rt:
+        # the write must reach the upstream: a loaded machine may start it after the gateway's start-up wait
+        assert await rt.manager.upstreams["u"].wait_ready(60), rt.manager.upstreams["u"].last_error
         async with Client(rt.front.server, mode="legacy") as c:
             first = await c.call_tool(f"u__{tool}", {"o": "k"})  # allowed: nothing changed yet
             assert first.is_error and "Sentinel refused" not in text_of(first), text_of(first)  # timed out
-            assert ran(tmp_path) == [f"{tool} k"]
+            assert await once_marked(tmp_path / "marker") == [f"{tool} k"]
             again = await c.call_tool(f"u__{tool}", {"o": "k"})
             assert again.is_error and "Sentinel refused" in text_of(again), text_of(again)
             if tool == "change_neg":  # `\\+` sees the unsure fact: denied as before, by its own condition

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 from tests.retail.retail_rig import OLIVIA, AnsweringUser, conversation, retail_runtime, text_of
+from tests.upstream_marker import give_up_once_marked, marked, once_marked
 
 from sentinel_mcp.gateway.audit import read_audit
 
@@ -27,7 +27,7 @@ YES = [OLIVIA, ("Modify the items of this order?", True)]
 
 
 def ran(marker: Path) -> list[str]:
-    return marker.read_text().split() if marker.exists() else []
+    return marked(marker)
 
 
 @pytest.mark.parametrize("how", ["gateway_timeout", "caller_gives_up"])
@@ -50,10 +50,10 @@ async def test_items_are_modified_only_once_after_a_modification_whose_answer_ne
             # the caller's answer is as before: the call timed out, nothing about what it did
             assert first.is_error and "did not answer" in text_of(first), text_of(first)
             assert first.meta["sentinel/error"] == "timeout", first.meta
-        else:
-            with anyio.move_on_after(4.0):  # the caller gives up; the upstream did it all the same
-                await c.call_tool("retail__modify_pending_order_items", FIRST)
-        assert ran(marker) == [ORDER]
+        else:  # the caller gives up; the upstream did it all the same
+            modify = "retail__modify_pending_order_items"
+            await give_up_once_marked(marker, lambda: c.call_tool(modify, FIRST))
+        assert await once_marked(marker) == [ORDER]
         read = await c.call_tool("retail__get_order_details", {"order_id": ORDER})
         assert '"status": "pending"' in text_of(read), text_of(read)  # the store does not say it was modified
         again = await c.call_tool("retail__modify_pending_order_items", SECOND)

@@ -99,10 +99,15 @@ async def test_wait_false_then_the_status_resource(tmp_path, openai_env, mode) -
         running_gateway(config(tmp_path, swarm={"backend": "openai", "openai": FAST_OPENAI})) as rt,
         Client(rt.front.server, mode=mode) as c,
     ):
-        with anyio.fail_after(2):  # returns at once, whatever the build's length
-            started = (await c.call_tool("swarm__swarm_build", {"spec": SPEC})).structured_content
+        # every model call waits until released: the build cannot end before the call returns, whatever the
+        # machine's load (a two-second bound on the call could fall on a loaded machine's start of a built-in)
+        openai_env.hold.clear()
+        started = (await c.call_tool("swarm__swarm_build", {"spec": SPEC})).structured_content
         task_id = started["task_id"]
         assert started["status"] == f"swarm://{task_id}"
+        held = json.loads((await c.read_resource(started["status"])).contents[0].text)
+        assert held["state"] not in ("COMPLETED", "FAILED"), held
+        openai_env.hold.set()
         with anyio.fail_after(30):
             while True:
                 status = json.loads((await c.read_resource(started["status"])).contents[0].text)

@@ -16,10 +16,10 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from tests.a2a.a2a_rig import LOOPBACK, multicast_problem, open_port, serve  # noqa: E402
+from tests.a2a.one_shot_discovery import discover_until, verified_names  # noqa: E402
 
 from sentinel_mcp.a2a.app import a2a_lifespan  # noqa: E402
-from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer  # noqa: E402
-from sentinel_mcp.a2a.peer_browser import discover_peers  # noqa: E402
+from sentinel_mcp.a2a.discovery import PeerRegistry, PeerRejected, txt_record, verify_peer  # noqa: E402
 from sentinel_mcp.a2a.mcp_tools import create_server  # noqa: E402
 from sentinel_mcp.a2a.settings import A2ASettings  # noqa: E402
 from sentinel_mcp.core.builtin import BuiltinContext  # noqa: E402
@@ -117,8 +117,13 @@ async def test_mdns_peers_with_bad_certificates_are_not_trusted_and_good_ones_ge
         a2a_lifespan(bad.settings, bad.base_url),
     ):
         assert good.settings.tls and bad.settings.tls  # both advertise tls=1
-        registry = await discover_peers(LOOPBACK, timeout=3.0, tls=ClientTLS(**peer_tls))
-        names = {p.card.name for p in registry.verified()}
+
+        def both_checked(r: PeerRegistry) -> bool:
+            refused = r.rejections(owner=True)
+            return good_set.name in verified_names(r) and any(k.startswith(bad_set.name) for k in refused)
+
+        registry = await discover_until(both_checked, tls=ClientTLS(**peer_tls))
+        names = verified_names(registry)
         assert good_set.name in names and bad_set.name not in names, registry.rejected
         # why, for the owner (a model is told only that no card came: test_announced_fetch_tells_little)
         why = next(v for k, v in registry.rejections(owner=True).items() if k.startswith(bad_set.name))
