@@ -48,9 +48,10 @@ def refuse_behind(url: str) -> None:
 
     from sentinel_mcp.storage.database import StorageError
     from sentinel_mcp.storage.location import server_location
-    from sentinel_mcp.storage.postgres import CONNECT_TIMEOUT
+    from sentinel_mcp.storage.postgres import CONNECT_TIMEOUT, STATEMENT_TIMEOUT
     from sentinel_mcp.storage.search_path import pin
     from sentinel_mcp.storage.server_schema import serving_current
+    from sentinel_mcp.storage.server_session import session_settings
     from sentinel_mcp.storage.server_transport import check
 
     where = server_location(url)
@@ -62,7 +63,12 @@ def refuse_behind(url: str) -> None:
     with conn:
         try:
             pin(conn, where.dsn)
+            session_settings(conn, STATEMENT_TIMEOUT)  # bounded, as every connection of the store
             serving_current(conn, server_schemas())
+        except psycopg.OperationalError:  # the server went (or stalled) meanwhile: the stores say it
+            return
         except psycopg.Error as e:  # a grant missing (a table the serving role may not read): said, refused
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise StorageError(where.scrub(f"store {where.redacted}: {first}")) from None
+            hint = ("; give this role what serving needs: sentinel-mcp db grants <role> --apply, as the owner"
+                    if isinstance(e, psycopg.errors.InsufficientPrivilege) else "")
+            raise StorageError(where.scrub(f"store {where.redacted}: {first}{hint}")) from None

@@ -81,6 +81,12 @@ async def test_a_serving_role_refuses_a_store_never_migrated_naming_the_step(
     assert split.tables() == []  # nothing made, nothing half-made
 
 
+async def test_a_serving_role_without_its_grants_refuses_naming_them(tmp_path: Path, split: Split) -> None:
+    assert split.db_cli("migrate").returncode == 0
+    err = refused_at_start(replica_config(tmp_path / "a", split.url(split.server), "replica-a"))
+    assert "sentinel-mcp db grants" in err, err[-3000:]
+
+
 async def test_a_serving_role_refuses_a_schema_behind_and_sends_no_ddl(tmp_path: Path, split: Split) -> None:
     split.migrate_and_grant()
     with psycopg.connect(split.url(split.owner), autocommit=True) as conn:  # as an older Sentinel left it
