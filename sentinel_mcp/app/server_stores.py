@@ -41,6 +41,17 @@ def server_schemas() -> list[Any]:
     return [getattr(importlib.import_module(module), name) for module, name in SERVER_STORES]
 
 
+async def check_serving(url: str) -> None:
+    """``refuse_behind`` within a bound: a server that answers nothing (stalled) leaves the start to the
+    stores, which fail closed on their own (a serving role's store behind never opens: ``server_schema``)."""
+    import anyio
+
+    from sentinel_mcp.storage.postgres import CONNECT_TIMEOUT, STATEMENT_TIMEOUT
+
+    with anyio.move_on_after(CONNECT_TIMEOUT + STATEMENT_TIMEOUT):
+        await anyio.to_thread.run_sync(refuse_behind, url, abandon_on_cancel=True)
+
+
 def refuse_behind(url: str) -> None:
     """``SchemaBehind`` when this URL's role serves and a store's schema is behind this Sentinel's. A server
     that cannot be reached now passes: the stores report it as they open (degraded, as before)."""
