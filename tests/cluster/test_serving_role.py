@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -18,6 +19,7 @@ import psycopg
 import pytest
 
 from sentinel_mcp.app.server_stores import SERVER_STORES
+from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.storage.local_server import LocalServer
 from tests.cluster.test_schema_shadowing import call_echo, refused_at_start, replica_config
 from tests.identity.identity_rig import env_for, http_sentinel
@@ -123,6 +125,23 @@ async def test_a_serving_role_serves_end_to_end(tmp_path: Path, split: Split) ->
     verify = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "audit", "verify"],
                             capture_output=True, text=True, timeout=120, env=env_for(cfg))
     assert verify.returncode == 0, verify.stdout[-2000:] + verify.stderr[-2000:]
+
+
+async def test_a_serving_role_keeps_facts(split: Split) -> None:
+    """The fact store's whole life through the serving role: added, bound, deleted, purged (its sequence)."""
+    split.migrate_and_grant()
+    fact = Fact(session="s", predicate="owns", args=["u1", "R-1"], fact="owns(u1,'R-1')",
+                provenance="observed", expires_at=time.time() + 60)
+    store = await FactStore(split.url(split.server)).open()
+    try:
+        await store.add([fact, Fact(**{**fact.__dict__, "session": "gone", "expires_at": time.time() - 1})])
+        await store.bind_context("focus", "res", "R-3")
+        assert await store.version("s") > 0 and await store.contexts("focus") == {"res": "R-3"}
+        await store.delete("s", ["owns(u1,'R-1')"])
+        assert await store.purge_expired() == 1  # the expired fact; the emptied session's counter with it
+        assert await store.version("s") == 0 and await store.version("gone") == 0
+    finally:
+        await store.close()
 
 
 REFUSED = [
