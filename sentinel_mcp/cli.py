@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "a2a": "sentinel_mcp.a2a.cli",
     "replay": "sentinel_mcp.console.cli",
     "chat": "sentinel_mcp.app.chat_cli",
+    "db": "sentinel_mcp.app.db_cli",
 }
 _COMMAND_MODULES = list(dict.fromkeys(COMMANDS.values()))
 # commands whose stdout is an MCP stdio transport (its bytes are the protocol's; its logs bounded: bound_log)

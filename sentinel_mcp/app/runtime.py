@@ -19,6 +19,7 @@ import anyio
 from mcp.types import CallToolResult, TextContent
 
 from sentinel_mcp.app import sdk_logging  # noqa: F401 - the SDK skips building a handler it would drop
+from sentinel_mcp.app.server_stores import check_serving
 from sentinel_mcp.app.missing_extra import install_hint
 from sentinel_mcp.app.collector import serving_collector
 from sentinel_mcp.app.idle_trim import trim_when_idle
@@ -325,6 +326,8 @@ async def _assembled(
     lazy_builtins: bool = True,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
+    if shared is not None:  # a serving role on a schema behind this Sentinel: refused (server_stores.py)
+        await check_serving(shared.url)
     if shared is not None:  # a seal key not the cluster's refuses the start (before anything is written)
         shared_problems += await checked_seal_key(shared)
     name_lease, lease_db = None, None

@@ -55,6 +55,7 @@ from sentinel_mcp.storage.server_schema import (
     is_stale,
     redeclare,
 )
+from sentinel_mcp.storage.server_serving import version_table
 from sentinel_mcp.storage.server_trial import ServerTrial
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ class PostgresDatabase(JobWriter, PooledReads):
         self._pool_doubtful = False  # a fault since the pool last served a read (``_read_pooled``)
         self._told: weakref.WeakSet[Any] = weakref.WeakSet()  # readers told of a migration (``_recheck``)
         self._moved: str | None = None  # why this replica's schema is older than the database's, once found
+        self._migrates = True  # whether this connection's role migrates (owns the schema) or only serves
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "PostgresDatabase":
@@ -133,9 +135,7 @@ class PostgresDatabase(JobWriter, PooledReads):
         try:
             pin(conn, self.location.dsn)  # before any name is resolved on it
             session_settings(conn, STATEMENT_TIMEOUT)  # the set-up's own statements too (migrations lift it)
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
-            )
+            self._migrates = version_table(conn)  # a serving role sends no DDL (``server_serving.py``)
             for schema in self._schemas:
                 self._apply(conn, schema)
             self._declare(conn)
@@ -193,7 +193,7 @@ class PostgresDatabase(JobWriter, PooledReads):
         return refused(self.name, self.location.redacted, e, self.location.scrub)
 
     def _apply(self, conn: Any, schema: Schema) -> int:
-        return self._declared(lambda: apply_schema(conn, schema))
+        return self._declared(lambda: apply_schema(conn, schema, self._migrates))
 
     async def migrate(self, schema: Schema) -> None:
         schema.steps(BACKEND)  # a store without a schema for this backend cannot live here: say so now

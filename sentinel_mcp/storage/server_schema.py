@@ -33,6 +33,7 @@ from typing import Any, Callable, ContextManager
 
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.server_serving import behind, version_table
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +83,22 @@ class SchemaMoved(StorageError):
     """A store this Sentinel knows has a newer schema in the database (a newer replica migrated it)."""
 
 
-def apply_schema(conn: Any, schema: Schema) -> int:
+def apply_schema(conn: Any, schema: Schema, migrates: bool = True) -> int:
     """Migrations of one store, once, whichever replica gets there first (an advisory lock serialises
-    them). ``conn``: in autocommit (the migration is its own transaction). How many steps it applied."""
+    them). ``conn``: in autocommit (the migration is its own transaction). How many steps it applied.
+    ``migrates`` False (a serving role, ``server_serving.py``): the version only checked, no DDL sent."""
     steps = schema.steps(BACKEND)
+    if not migrates:
+        row = conn.execute("SELECT version FROM storage_schema WHERE store = %s", (schema.store,)).fetchone()
+        have = row[0] if row else 0
+        if have > len(steps):
+            raise SchemaMoved(
+                f"store {schema.store!r} has schema version {have}, newer than this Sentinel "
+                f"knows ({len(steps)}); upgrade Sentinel"
+            )
+        if have < len(steps):
+            raise behind(schema.store, have, len(steps))
+        return 0
     with conn.transaction():
         # a migration (an index on a big table) may take long
         conn.execute("SET LOCAL statement_timeout = 0")
@@ -117,6 +130,16 @@ def apply_schema(conn: Any, schema: Schema) -> int:
             )
             conn.execute(f"NOTIFY {CHANNEL}")
     return max(0, len(steps) - have)
+
+
+def serving_current(conn: Any, schemas: list[Schema]) -> None:
+    """When ``conn``'s role serves (it does not own the schema, ``server_serving.py``): every store of
+    ``schemas`` at this Sentinel's version, else ``SchemaBehind`` (or ``SchemaMoved``) for the first that is
+    not. Nothing is sent but reads. A role that migrates passes: its stores migrate as they open."""
+    if version_table(conn):
+        return
+    for schema in schemas:
+        apply_schema(conn, schema, migrates=False)
 
 
 def guard_tables(conn: Any, bounded: Callable[[], ContextManager[None]]) -> None:

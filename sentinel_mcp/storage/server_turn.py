@@ -48,6 +48,7 @@ from typing import Any, AsyncIterator
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.location import ServerLocation
 from sentinel_mcp.storage.server_schema import apply_schema
+from sentinel_mcp.storage.server_serving import version_table
 from sentinel_mcp.storage.schema import Schema
 from sentinel_mcp.storage.search_path import pin
 
@@ -151,12 +152,11 @@ def turn_numbers(conn: Any, dsn: str, names: tuple[str, ...]) -> list[int]:
         if dsn not in _ready:
             # (under the migrations' lock of this store: takers racing to create it would collide)
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(SCHEMA.store.encode()),))
-            conn.execute("CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, "
-                         "version INTEGER NOT NULL)")
+            migrates = version_table(conn)  # a serving role sends no DDL (``server_serving.py``)
             conn.commit()
             conn.autocommit = True
             try:
-                apply_schema(conn, SCHEMA)
+                apply_schema(conn, SCHEMA, migrates)
             finally:
                 conn.autocommit = False
             _ready.add(dsn)

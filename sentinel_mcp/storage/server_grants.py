@@ -1,0 +1,104 @@
+"""What a serving role is granted on a server store (``server_serving.py``): what serving needs, nothing more.
+
+Read from the catalog as the owner role sees its schema after ``sentinel-mcp db migrate``, so a table a later
+version adds is covered when the script is run again (it first takes back everything it grants, so it
+narrows as well as widens):
+
+- the record, append-only (``RECORD``): SELECT and INSERT. No UPDATE, DELETE or TRUNCATE: an audit row, an
+  anchor, a consent event, the cluster's key check are written once and never changed by a gateway.
+- the chains' heads (``HEADS``): also UPDATE, of the head's columns only: every audit row moves its chain's
+  head (the audit trigger, run as the inserting role) and every anchor the anchor's head. Never DELETE.
+- ``storage_schema``: SELECT; INSERT and UPDATE of the one row the health probe writes (``$probe``: a
+  degraded store's recovery is a durable write), held to that row by row security, so a serving role can
+  neither lower nor raise a store's recorded version nor move the migrations' counter.
+- every other table (working state: leases, facts, inboxes, builds, consents in force...): SELECT, INSERT,
+  UPDATE, DELETE. Never TRUNCATE, REFERENCES or TRIGGER.
+- the schema: USAGE only (no CREATE: nothing planted beside Sentinel's names); sequences: USAGE, SELECT.
+No DDL anywhere: the role owns nothing, so it can ALTER, DROP or re-grant nothing. It must not be a member of
+the owner role either (it would hold the owner's rights and could ``SET ROLE`` to it): refused here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sentinel_mcp.storage.database import StorageError
+
+RECORD = ("audit", "audit_anchor", "consent_log", "cluster_key")
+HEADS = {"audit_head": ("hash", "rows"), "audit_anchor_head": ("hash", "rows")}
+VERSIONS = "storage_schema"
+PROBE_ROW = "$probe"  # job_writer.PROBE's row
+
+_TABLES = """
+SELECT c.relname, c.relkind FROM pg_catalog.pg_class c
+WHERE c.relnamespace = pg_catalog.to_regnamespace(pg_catalog.current_schema())
+  AND c.relkind IN ('r', 'p', 'S') AND NOT c.relispartition AND pg_catalog.pg_has_role(c.relowner, 'USAGE')
+ORDER BY c.relname"""
+# the grantee: exists, is not the owner nor holds its rights, is no superuser and does not bypass row security
+_GRANTEE = """
+SELECT r.rolname, r.rolsuper OR r.rolbypassrls,
+       pg_catalog.pg_has_role(r.oid, (SELECT u.oid FROM pg_catalog.pg_roles u WHERE u.rolname = current_user),
+                              'USAGE')
+FROM pg_catalog.pg_roles r WHERE r.rolname = %s"""
+
+
+class UnfitRole(StorageError):
+    """The role named to serve would hold more than serving needs (the owner, a member of it, a superuser)."""
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def grant_script(conn: Any, role: str) -> list[str]:
+    """The statements that give ``role`` what serving needs on the schema ``conn``'s names resolve to
+    (``conn``: the owner role's, its search path pinned)."""
+    row = conn.execute(_GRANTEE, (role,)).fetchone()
+    if row is None:
+        raise UnfitRole(f"no role {role!r} in this server: CREATE ROLE it (LOGIN, no other rights) first")
+    if row[1] or row[2]:
+        raise UnfitRole(
+            f"role {role!r} is a superuser, bypasses row security or holds the owner role's rights: a "
+            f"serving role must be a plain role, not a member of the owner")
+    schema = conn.execute("SELECT pg_catalog.current_schema()").fetchone()[0]
+    found = conn.execute(_TABLES).fetchall()
+    if not any(name == VERSIONS for name, _ in found):
+        raise StorageError("no Sentinel schema here yet: run `sentinel-mcp db migrate` first")
+    who, where = _ident(role), _ident(schema)
+    out = [
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA {where} FROM {who}",
+        f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {where} FROM {who}",
+        f"REVOKE CREATE ON SCHEMA {where} FROM {who}",
+        f"GRANT USAGE ON SCHEMA {where} TO {who}",
+    ]
+    for name, kind in found:
+        table = f"{where}.{_ident(name)}"
+        if kind == "S":
+            out.append(f"GRANT USAGE, SELECT ON SEQUENCE {table} TO {who}")
+        elif name in RECORD:
+            out.append(f"GRANT SELECT, INSERT ON {table} TO {who}")
+        elif name in HEADS:
+            cols = ", ".join(_ident(c) for c in HEADS[name])
+            out.append(f"GRANT SELECT, INSERT, UPDATE ({cols}) ON {table} TO {who}")
+        elif name == VERSIONS:
+            out += [
+                f"GRANT SELECT, INSERT, UPDATE (version) ON {table} TO {who}",
+                f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",  # its owner (the migrations) not held
+                f"DROP POLICY IF EXISTS sentinel_read ON {table}",
+                f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)",
+                f"DROP POLICY IF EXISTS sentinel_probe_add ON {table}",
+                f"CREATE POLICY sentinel_probe_add ON {table} FOR INSERT WITH CHECK (store = '{PROBE_ROW}')",
+                f"DROP POLICY IF EXISTS sentinel_probe ON {table}",
+                f"CREATE POLICY sentinel_probe ON {table} FOR UPDATE USING (store = '{PROBE_ROW}') "
+                f"WITH CHECK (store = '{PROBE_ROW}')",
+            ]
+        else:
+            out.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {who}")
+    return out
+
+
+def apply_grants(conn: Any, statements: list[str]) -> None:
+    """All of them or none (``conn``: in autocommit)."""
+    with conn.transaction():
+        for st in statements:
+            conn.execute(st)
