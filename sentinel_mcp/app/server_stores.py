@@ -75,7 +75,7 @@ def refuse_behind(url: str) -> None:
         try:
             pin(conn, where.dsn)
             session_settings(conn, STATEMENT_TIMEOUT)  # bounded, as every connection of the store
-            serving_current(conn, server_schemas())
+            serving_current(conn, server_schemas)
         except psycopg.OperationalError:  # the server went (or stalled) meanwhile: the stores say it
             return
         except psycopg.Error as e:  # a grant missing (a table the serving role may not read): said, refused

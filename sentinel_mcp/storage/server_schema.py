@@ -132,13 +132,14 @@ def apply_schema(conn: Any, schema: Schema, migrates: bool = True) -> int:
     return max(0, len(steps) - have)
 
 
-def serving_current(conn: Any, schemas: list[Schema]) -> None:
+def serving_current(conn: Any, schemas: Callable[[], list[Schema]]) -> None:
     """When ``conn``'s role serves (it does not own the schema, ``server_serving.py``): every store of
-    ``schemas`` at this Sentinel's version, else ``SchemaBehind`` (or ``SchemaMoved``) for the first that is
-    not. Nothing is sent but reads. A role that migrates passes: its stores migrate as they open."""
+    ``schemas()`` at this Sentinel's version, else ``SchemaBehind`` (or ``SchemaMoved``) for the first that is
+    not. Nothing is sent but reads. A role that migrates passes: its stores migrate as they open (and
+    ``schemas`` is not called: it imports every store's module)."""
     if version_table(conn):
         return
-    for schema in schemas:
+    for schema in schemas():
         apply_schema(conn, schema, migrates=False)
 
 
