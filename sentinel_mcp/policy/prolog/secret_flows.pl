@@ -248,12 +248,14 @@ secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = 
 %  from a secret its goal is given (which solutions there are, how many, the largest: the count of the
 %  letters sorting before a password)
 secret_collect(X, G, L, C, P, K, T0, T) :-
-    secret_state(St0), secret_walk(G, C, P, K, T0, TG), secret_unbinding(St0), secret_met(X-G, open),
+    secret_state(St0), secret_walk(G, C, P, K, T0, TG),
+    ( secret_all_bound(X) -> How = bound ; How = open ),  % a template with holes collects holes
+    secret_unbinding(St0), secret_met(X-G, open),
     (   secret_of(X, TG, N) -> secret_add(L, N, T0, T)
     ;   secret_of(G, T0, N) -> secret_measured(N, M), secret_add(L, M, T0, T)
     ;   T = T0
     ),
-    secret_met(L, bound).
+    secret_met(L, How).
 
 %  what a goal binds, the variables of it the walk had not met (its inputs were), tainted with N: a measure
 %  given a secret and the user (compare(O, P, U)) makes nothing of the user. One met before is marked
