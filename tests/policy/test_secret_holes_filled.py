@@ -56,7 +56,7 @@ ALLOWED = {
     "a list of the user": "length([U], N), login_ok(U, P, Ok), Ok == true, " + _ask("N"),
     "a term of the user taken apart": "T =.. [f, U], arg(1, T, X), login_ok(X, P, Ok), Ok == true, "
                                       + _ask("X"),
-    "an element of a written list": "member(X, [a, b]), login_ok(X, P, Ok), Ok == true, " + _ask("X"),
+    "an element of a written list": "nth0(1, [a, b], X), login_ok(X, P, Ok), Ok == true, " + _ask("X"),
     "a copy of a written term": "copy_term(f(a), T), login_ok(U, P, T), " + _ask("T"),
     "a collection of the user": "findall(U, member(_, [a]), L), login_ok(L, P, Ok), Ok == true, " + _ask("L"),
     "a text built of it": "atom_concat(U, '@x', E), login_ok(E, P, Ok), Ok == true, " + _ask("E"),

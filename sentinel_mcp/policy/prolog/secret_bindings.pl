@@ -18,7 +18,7 @@ secret_state(S) :- b_getval(sn_secret_state, S).
 %  Open are unbound in the call)
 secret_seen_from(Bound) :- secret_seen_from(Bound, []).
 secret_seen_from(Bound, Open) :- term_variables(Bound-Open, S), term_variables(Open, O),
-    b_setval(sn_secret_state, st(S, O, [])).
+    b_setval(sn_secret_state, st(S, O, [])), secret_choices_reset.
 
 %  secret_vars(+X, -Vs): X's variables and those of what each aliases, transitively
 secret_vars(X, Vs) :- secret_state(st(_, _, A)), term_variables(X, V0), secret_close(V0, A, V0, Vs).

@@ -187,30 +187,34 @@ secret_walk(G, _, _, _, T, T) :- var(G), !.
 secret_walk((A, B), C, P, K, T0, T) :- !, secret_walk(A, C, P, K, T0, T1), secret_walk(B, C, P, K, T1, T).
 secret_walk((I -> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
 secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
-secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches(A, [A, B], C, P, K, T0, T).
+secret_walk((A ; B), C, P, K, T0, T) :- !, secret_state(St0), secret_branches(A, [A, B], C, P, K, T0, T),
+    secret_chose((A ; B), no, St0).
 secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 %  a negation's proof keeps only not(G), G as it was called (prove/2): what G's goals make of a secret is
 %  not kept, so they may (hidden); what G shows a person (a question, a denial's reason) is checked still
-secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0), secret_walk(G, CH, P, K, T0, _),
-    secret_unbinding(St0).
+secret_walk(\+ G, C, P, K, T0, T) :- !, secret_hidden(C, CH), secret_state(St0), secret_walk(G, CH, P, K, T0, _),
+    secret_unbinding(St0), secret_choose(G, T0, T0, T).
 secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
 secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches(G, [G, true], C, P, K, T0, T).
-secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0),
-    secret_walk((A, B), CH, P, K, T0, _), secret_unbinding(St0).
+secret_walk(forall(A, B), C, P, K, T0, T) :- !, secret_hidden(C, CH), secret_state(St0),
+    secret_walk((A, B), CH, P, K, T0, _), secret_unbinding(St0), secret_choose(A-B, T0, T0, T).
 secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
 secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
     secret_site('a denial''s reason', R, T, P).
 secret_walk(findall(X, G, L), C, P, K, T0, T) :- !, secret_collect(X, G, L, C, P, K, T0, T).
 secret_walk(findall(X, G, L, Tl), C, P, K, T0, T) :- !, secret_collect(X-Tl, G, L, C, P, K, T0, T).
 secret_walk(aggregate_all(S, G, R), C, P, K, T0, T) :- !, secret_collect(S, G, R, C, P, K, T0, T).
-secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
-secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
+secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_state(St0),
+    secret_collect(X, G1, L, C, P, K, T0, T), secret_chose(bagof(X, G, L), no, St0).
+secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_state(St0),
+    secret_collect(X, G1, L, C, P, K, T0, T), secret_chose(setof(X, G, L), no, St0).
 secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an effect writes', H, T, P).
 secret_walk(G, C, P, K, T0, T) :-
-    secret_sites(G, C, T0, P),
-    secret_goal(G, C, P, K, T0, T),
-    secret_saw(G, C).
+    secret_sites(G, C, T0, P), secret_state(St0), secret_single(G, C, Single),
+    secret_goal(G, C, P, K, T0, T1),
+    secret_saw(G, C),
+    secret_choose(G, T0, T1, T), secret_chose(G, Single, St0).  % (secret_choices.pl)
 
 %  (which variables the walk knows bound, what a goal binds: secret_bindings.pl)
 
