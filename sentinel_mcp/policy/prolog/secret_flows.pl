@@ -11,9 +11,9 @@
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
     it is unified into, a rule gives back of it, or a collection holds of it, counts as it; what is computed
-    from it (a measure, a count or collection of solutions its goal decides, a branch it chose) may not reach
-    them either (of(Name): kept in the proof, never shown). A question
-    spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
+    from it (a measure, a count or collection of solutions its goal decides, a branch it chose, a value a
+    test of it let through: secret_choices.pl) may not reach them either (of(Name): kept in the proof, never
+    shown). A question spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
     An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
     redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
     bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
