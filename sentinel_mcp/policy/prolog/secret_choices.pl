@@ -47,7 +47,13 @@ secret_bound_in(X) :- secret_all_bound(X).
 %  a rule whose clauses answer once: one clause, or heads whose first arguments cannot meet (the call's
 %  bound), each body single (a rule met again within its own check is taken as single; a structural
 %  recursion's first argument is a piece of the bound one)
+secret_single_rule(_, PI, _, First, _) :- secret_single_memo(PI, First, R), !, R == yes.
 secret_single_rule(Cls, PI, Clauses, First, Seen) :-
+    ( secret_single_rule_(Cls, PI, Clauses, First, Seen) -> R = yes ; R = no ),
+    assertz(secret_single_memo(PI, First, R)),  % each rule decided once a walk (a DAG of calls stays linear)
+    R == yes.
+
+secret_single_rule_(Cls, PI, Clauses, First, Seen) :-
     (   Clauses = [_] -> true
     ;   First == bound, secret_heads_apart(Clauses)
     ),

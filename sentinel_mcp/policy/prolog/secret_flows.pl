@@ -19,7 +19,8 @@
     bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
 */
 
-:- thread_local secret_memo/3, secret_error/3, secret_extra/1, secret_unclean/0, secret_memo_unclean/2.
+:- thread_local secret_memo/3, secret_error/3, secret_extra/1, secret_unclean/0, secret_memo_unclean/2,
+    secret_single_memo/3.
 
 post_load_problem(RB, P) :-
     secret_flow_errors(RB, Es),
@@ -66,7 +67,7 @@ secret_flow_errors(RB, Which, Extra, Es) :-
     secret_forget, retractall(secret_extra(_)).
 
 secret_forget :- retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_unclean),
-    retractall(secret_memo_unclean(_, _)).
+    retractall(secret_memo_unclean(_, _)), retractall(secret_single_memo(_, _, _)).
 
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
