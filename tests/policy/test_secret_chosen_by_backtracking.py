@@ -82,3 +82,12 @@ async def test_a_value_a_test_of_the_secret_lets_through_is_not_shown(tmp_path: 
 async def test_a_value_no_test_of_the_secret_chose_is_shown(tmp_path: Path, name: str) -> None:
     problems = await _problems(tmp_path, HEAD + _guard(ALLOWED[name]))
     assert not _lines(problems), (name, problems)
+
+
+async def test_a_chain_of_rules_calling_the_next_twice_is_decided_once_each(tmp_path: Path) -> None:
+    """Whether a rule has one solution is kept per walk: checked along every path, a chain of 20 rules each
+    calling the next twice was 2^20 checks, and the load did not finish (the rulebase refused)."""
+    chain = "".join(f"r{n}(X) :- r{n + 1}(X), r{n + 1}(X).\n" for n in range(20)) + "r20(a).\n"
+    body = "r0(C), atom_length(P, L), L > 3, " + _ask("C")
+    errors = [p for p in await _problems(tmp_path, HEAD + chain + _guard(body)) if ": error:" in p]
+    assert errors == [], errors
