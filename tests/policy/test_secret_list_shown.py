@@ -89,6 +89,9 @@ ALLOWED = {
     "another argument by its name": _guard("x__login", "pin = _, ",
                                            "option_value(A, user, '', U), confirmed('~w?', [U])"),
     "how many arguments": _guard("x__login", "pin = _, ", "length(A, N), confirmed('~w?', [N])"),
+    "a clean key read, the list shown": _guard("x__note", "", "option_value(A, user, '', U), U \\== '', "
+                                               "confirmed('Call with ~w?', [A])"),
+    "the list measured and shown": _guard("x__note", "", "length(A, N), N > 0, confirmed('~w?', [A])"),
     "the list's keys checked": _guard("x__login", "pin = _, ",
                                       "forall(member(K = _, A), atom(K)), confirmed('go?', [])"),
 }
@@ -106,3 +109,37 @@ async def test_an_effect_writing_the_whole_list_of_a_tool_with_a_named_secret_is
     text = HEAD + f"effect('x__check', [args(A)],\n       [{write}]).\n"
     lines = {int(p.split(":")[1]) for p in await _problems(tmp_path, text) if "secret argument" in p}
     assert lines & {4, 5}, (write, lines)
+
+
+# a read of the list by a key the rulebase does not write as a clean name: the tool may have a secret argument
+# (an allow list of clean reads: a written key naming no secret, the list's length, the list passed whole)
+UNCLEAN_READS = {
+    "a key a helper rule gives": ("key_of(K) :- K = password.\n", "key_of(K), member(K = V, A), V \\== ''"),
+    "a key a fact gives": ("", "hint(K), memberchk(K = V, A), V \\== ''"),
+    "a key atom_concat/3 builds": ("", "atom_concat(pass, word, K), option_value(A, K, '', V), V \\== ''"),
+    "a key sub_atom/5 takes": ("", "sub_atom(xpasswordx, 1, 8, _, K), option_value(A, K, '', V), V \\== ''"),
+    "a secret key read in a helper rule": ("key_read(A, V) :- option_value(A, password, '', V).\n",
+                                           "key_read(A, V), V \\== ''"),
+    "a secret key a helper rule is given": ("key_read(A, K, V) :- memberchk(K = V, A).\n",
+                                            "key_read(A, password, V), V \\== ''"),
+    "a read by position": ("", "nth0(0, A, K = V), K == password, V \\== ''"),
+    "a read by shape": ("", "A = [_ = V|_], V \\== ''"),
+    "a key from a list of keys": ("", "forall(member(K, [pin]), option_value(A, K, '', _))"),
+}
+
+
+@pytest.mark.parametrize("read", list(UNCLEAN_READS))
+async def test_a_list_read_by_a_key_not_written_clean_may_not_be_shown(tmp_path: Path, read: str) -> None:
+    rules, body = UNCLEAN_READS[read]
+    text = HEAD + rules + _guard("x__note", "", f"{body}, confirmed('Call with ~w?', [A])")
+    first = HEAD.count("\n") + rules.count("\n") + 1
+    problems = [p for p in await _problems(tmp_path, text) if "secret argument" in p]
+    assert {int(p.split(":")[1]) for p in problems} & {first, first + 1}, (read, problems)
+    assert all("by a key" in p for p in problems), problems  # the error says how it was read
+
+
+@pytest.mark.parametrize("read", list(UNCLEAN_READS))
+async def test_a_list_read_by_a_key_not_written_clean_may_be_checked(tmp_path: Path, read: str) -> None:
+    rules, body = UNCLEAN_READS[read]
+    text = HEAD + rules + _guard("x__note", "", f"{body}, confirmed('Call?', [])")
+    assert not [p for p in await _problems(tmp_path, text) if "secret argument" in p], read

@@ -18,7 +18,7 @@ secret_state(S) :- b_getval(sn_secret_state, S).
 %  Open are unbound in the call)
 secret_seen_from(Bound) :- secret_seen_from(Bound, []).
 secret_seen_from(Bound, Open) :- term_variables(Bound-Open, S), term_variables(Open, O),
-    b_setval(sn_secret_state, st(S, O, [])).
+    b_setval(sn_secret_state, st(S, O, [])), secret_choices_reset.
 
 %  secret_vars(+X, -Vs): X's variables and those of what each aliases, transitively
 secret_vars(X, Vs) :- secret_state(st(_, _, A)), term_variables(X, V0), secret_close(V0, A, V0, Vs).
@@ -54,7 +54,23 @@ secret_saw(G, _) :- secret_kind_of(G, K), memberchk(K, [check, site]), !, secret
 secret_saw(G, C) :- callable(G), C = sctx(Cls, _, _), functor(G, N, A), get_assoc(N/A, Cls, _), !,
     G =.. [_|As], maplist(secret_open_flag, As, Opens), secret_binds(C, N/A, Opens, Binds),
     secret_met(G, open), foldl(secret_bound_by, As, Binds, 0, _).
-secret_saw(G, _) :- secret_met(G, bound).
+secret_saw(G, _) :- secret_kind_of(G, K), memberchk(K, [makes, measure]), !, secret_grounded(G).
+secret_saw(G, _) :- secret_met(G, bound).  % a base fact or a tool's answer: stored values, ground
+
+%  a computing goal binds ground what its row says (secret_ground_row/4); its other variables are met open
+%  and held together (arg(1, T, X) with T built with a hole: X is that hole, filled when T is)
+secret_grounded(G) :-
+    functor(G, N, A), ( secret_ground_row(N, A, From, Always) -> true ; From = [], Always = [] ),
+    (   member(S, From), forall(member(I, S), ( arg(I, G, X), secret_all_bound(X) ))
+    ->  secret_met(G, bound)
+    ;   findall(X, ( member(I, Always), arg(I, G, X) ), Xs), secret_met(G, open), secret_met(Xs, bound),
+        term_variables(G, Vs), secret_state(St), secret_fresh(Vs, St, Open, _), secret_chain(Open)
+    ).
+
+secret_chain([]).
+secret_chain([V|Vs]) :- foldl(secret_link, Vs, V, _).
+
+secret_link(W, V, W) :- secret_state(st(S, O, A)), b_setval(sn_secret_state, st(S, O, [V-W, W-V|A])).
 
 secret_bound_by(X, B, _, _) :- ( B == 1 -> secret_met(X, bound) ; true ).
 

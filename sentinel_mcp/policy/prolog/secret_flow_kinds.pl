@@ -49,3 +49,40 @@ secret_kind_row(N, A, makes) :- memberchk(N/A, [(is)/2, succ/2, plus/3, between/
     selectchk/3, permutation/2, flatten/2, pairs_keys_values/3, pairs_keys/2, pairs_values/2, nextto/3,
     format/3, now/1, iso_hours_between/3, option_value/4, json_get/3, fact_provenance/2, context_value/2,
     call_tool_name/1, answer_label/3, humanized/2, unicode_category/2, person_name_key/2]).
+
+/*  What a goal that computes (makes, measure) binds ground, for the walk's bindings (secret_bindings.pl): a
+    term built with holes (length(L, 1), functor(T, f, 1), copy_term/2, T =.. [f, X], append([a], X, L),
+    findall(_, G, L)) is no bound value: a goal given a secret later fills its holes (login_ok(U, P, L):
+    each element is the tool's answer for the password). secret_ground_row(Name, Arity, From, Always): the
+    goal binds every variable of it ground when each argument of one set in From was known bound before
+    it; else only those of the positions in Always (a text, a number, an order), the others staying open.
+    A computing goal without a row binds nothing known ground (its variables stay open: more outputs, never
+    fewer).
+*/
+secret_ground_row(N, A, [[]], []) :- memberchk(N/A, [(is)/2, succ/2, plus/3, between/3, atom_concat/3, sub_atom/5,
+    atom_number/2, atom_string/2, atom_chars/2, atom_codes/2, char_code/2, number_codes/2, number_string/2,
+    atomic_list_concat/2, atomic_list_concat/3, upcase_atom/2, downcase_atom/2, string_concat/3, sub_string/5,
+    string_chars/2, string_codes/2, string_to_atom/2, string_lower/2, string_upper/2, split_string/4,
+    string_code/3, sub_atom_icasechk/3, code_type/2, char_type/2, sum_list/2, sumlist/2, max_list/2,
+    min_list/2, numlist/3, format/3, now/1, iso_hours_between/3, call_tool_name/1, unicode_category/2,
+    person_name_key/2, atom_length/2, string_length/2, compare/3, context_value/2, fact_provenance/2]).
+secret_ground_row(length, 2, [[1]], [2]).
+secret_ground_row(functor, 3, [[1]], [2, 3]).
+secret_ground_row(arg, 3, [[2]], [1]).
+secret_ground_row((=..), 2, [[1], [2]], []).
+secret_ground_row(copy_term, 2, [[1]], []).
+secret_ground_row(term_variables, 2, [[1]], []).
+secret_ground_row(N, A, [[2]], []) :- memberchk(N/A, [member/2, memberchk/2, max_member/2, min_member/2]).
+secret_ground_row(N, A, [[1]], []) :- memberchk(N/A, [append/2, last/2, reverse/2, msort/2, sort/2, keysort/2,
+    list_to_set/2, subtract/3, intersection/3, delete/3, flatten/2, pairs_keys/2, pairs_values/2, humanized/2,
+    json_get/3]).
+secret_ground_row(append, 3, [[1, 2], [3]], []).
+secret_ground_row(N, 3, [[2]], [1]) :- memberchk(N, [nth0, nth1]).
+secret_ground_row(sort, 4, [[3]], []).
+secret_ground_row(union, 3, [[1, 2]], []).
+secret_ground_row(N, 3, [[2], [1, 3]], []) :- memberchk(N, [select, selectchk]).
+secret_ground_row(permutation, 2, [[1], [2]], []).
+secret_ground_row(pairs_keys_values, 3, [[1], [2, 3]], []).
+secret_ground_row(nextto, 3, [[3]], []).
+secret_ground_row(option_value, 4, [[1, 3]], []).
+secret_ground_row(answer_label, 3, [[2]], []).

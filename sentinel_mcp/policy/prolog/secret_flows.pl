@@ -11,15 +11,16 @@
     tries). The whole value may not reach a question either (confirmed/2,3's arguments, confirmed_items/2,3,
     an askable's arguments), a denial's reason (require/2,3) or a fact an effect writes (establish/1,2); what
     it is unified into, a rule gives back of it, or a collection holds of it, counts as it; what is computed
-    from it (a measure, a count or collection of solutions its goal decides, a branch it chose) may not reach
-    them either (of(Name): kept in the proof, never shown). A question
-    spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
+    from it (a measure, a count or collection of solutions its goal decides, a branch it chose, a value a
+    test of it let through: secret_choices.pl) may not reach them either (of(Name): kept in the proof, never
+    shown). A question spelling the whole value is refused at run time too (policy/questions.secrets_spelled).
     An argument a tool declares secret only in its schema (writeOnly, format password, its sensitive list:
     redactor.secret_arguments_of) is not known at load: sn_schema_secret_flows/4 walks the guards and effects
     bound to that tool with those names secret too, once per (tool, names) (policy/schema_secret_flows.py).
 */
 
-:- thread_local secret_memo/3, secret_error/3, secret_extra/1.
+:- thread_local secret_memo/3, secret_error/3, secret_extra/1, secret_unclean/0, secret_memo_unclean/2,
+    secret_single_memo/3.
 
 post_load_problem(RB, P) :-
     secret_flow_errors(RB, Es),
@@ -38,12 +39,12 @@ sn_schema_secret_flows(RB, Tool, NamesJson, Limit, Out) :-
     ;   R = failed
     ),
     (   nonvar(E)
-    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+    ->  secret_forget,
         message_to_codes_safe(E, M0), format(atom(M), '~w', [M0]), to_json_atom(json([unfinished=M]), Out)
     ;   R == failed
     ->  to_json_atom(json([unfinished='the walk failed']), Out)
     ;   R == inference_limit_exceeded
-    ->  retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
+    ->  secret_forget,
         to_json_atom(json([unfinished='the walk did not end within its inference limit']), Out)
     ;   findall(json([file=F, line=L, message=M]), member(e(F, L, M), Es), Js),
         to_json_atom(json([errors=Js]), Out)
@@ -55,23 +56,19 @@ secret_bound(tool(Tool), D) :- ( D = guard(T, _, _) ; D = effect(T, _, _) ), ato
     ( T == Tool -> true ; atom_concat(P, '*', T), atom_concat(P, _, Tool) ), !.
 
 secret_flow_errors(RB, Which, Extra, Es) :-
-    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)),
-    retractall(secret_extra(_)), assertz(secret_extra(Extra)),
+    secret_forget, retractall(secret_extra(_)), assertz(secret_extra(Extra)),
     findall(N/A-c(T, F, L), ( RB:'$src'(rule, T, F, L), rule_head(T, H), functor(H, N, A) ), Cs0),
     keysort(Cs0, Cs1), group_pairs_by_key(Cs1, Grouped), list_to_assoc(Grouped, Clauses),
     own_bases(RB, Bases),
     Ctx = sctx(Clauses, Bases, kept),
     forall(( RB:'$src'(decl, D, F, L), secret_bound(Which, D), secret_root(D, Extra, Ts, Body) ),
-           ( secret_walk_extra(RB, D, Extra), D =.. [_, _, Pat|_], secret_seen_from(Pat),
-             secret_walk(Body, Ctx, F-L, [], Ts, _) )),
+           secret_walk_declaration(RB, D, Extra, Body, Ctx, F-L, Ts)),
     findall(e(F, L, M), secret_error(F, L, M), Es0), sort(Es0, Es),
-    retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_extra(_)).
+    secret_forget, retractall(secret_extra(_)).
 
-%  at load, a declaration whose tool the rulebase names a secret argument of reads the whole argument list
-%  as strictly as a listing declaring it would (secret_named_arguments.pl)
-secret_walk_extra(RB, D, []) :- !, secret_list_names(RB, D, X),
-    retractall(secret_extra(_)), assertz(secret_extra(X)).
-secret_walk_extra(_, _, _).
+secret_forget :- retractall(secret_memo(_, _, _)), retractall(secret_error(_, _, _)), retractall(secret_unclean),
+    retractall(secret_memo_unclean(_, _)), retractall(secret_single_memo(_, _, _)).
+
 
 %  the secret variables of a declaration (each with its argument's name) and what is walked from them; an
 %  effect's writes are sites of their own (no findall: the walk follows the clause's own variables)
@@ -109,9 +106,9 @@ secret_list_read(G, T0, T) :-
     (   atom(K), \+ ( secret_extra(X), memberchk(K, X) ), \+ secret_argument_name(K)
     ->  T = T1
     ;   atom(K)
-    ->  secret_add(V, K, T1, T)
+    ->  secret_list_unclean, secret_add(V, K, T1, T)
     ;   secret_lenient('args(_)')
-    ->  secret_unkeyed(U), secret_add(V, U, T1, T)
+    ->  secret_list_unclean, secret_unkeyed(U), secret_add(V, U, T1, T)
     ;   secret_add(V, 'args(_)', T1, T)
     ).
 
@@ -191,30 +188,34 @@ secret_walk(G, _, _, _, T, T) :- var(G), !.
 secret_walk((A, B), C, P, K, T0, T) :- !, secret_walk(A, C, P, K, T0, T1), secret_walk(B, C, P, K, T1, T).
 secret_walk((I -> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
 secret_walk((I *-> Th ; E), C, P, K, T0, T) :- !, secret_branches(I, [(I, Th), E], C, P, K, T0, T).
-secret_walk((A ; B), C, P, K, T0, T) :- !, secret_branches(A, [A, B], C, P, K, T0, T).
+secret_walk((A ; B), C, P, K, T0, T) :- !, secret_state(St0), secret_branches(A, [A, B], C, P, K, T0, T),
+    secret_chose((A ; B), no, St0).
 secret_walk((I -> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 secret_walk((I *-> Th), C, P, K, T0, T) :- !, secret_walk((I, Th), C, P, K, T0, T).
 %  a negation's proof keeps only not(G), G as it was called (prove/2): what G's goals make of a secret is
 %  not kept, so they may (hidden); what G shows a person (a question, a denial's reason) is checked still
-secret_walk(\+ G, C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0), secret_walk(G, CH, P, K, T0, _),
-    secret_unbinding(St0).
+secret_walk(\+ G, C, P, K, T0, T) :- !, secret_hidden(C, CH), secret_state(St0), secret_walk(G, CH, P, K, T0, _),
+    secret_unbinding(St0), secret_choose(G, T0, T0, T).
 secret_walk(once(G), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T).
 secret_walk(ignore(G), C, P, K, T0, T) :- !, secret_branches(G, [G, true], C, P, K, T0, T).
-secret_walk(forall(A, B), C, P, K, T0, T0) :- !, secret_hidden(C, CH), secret_state(St0),
-    secret_walk((A, B), CH, P, K, T0, _), secret_unbinding(St0).
+secret_walk(forall(A, B), C, P, K, T0, T) :- !, secret_hidden(C, CH), secret_state(St0),
+    secret_walk((A, B), CH, P, K, T0, _), secret_unbinding(St0), secret_choose(A-B, T0, T0, T).
 secret_walk(require(G, R), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T), secret_site('a denial''s reason', R, T, P).
 secret_walk(require(G, R, _), C, P, K, T0, T) :- !, secret_walk(G, C, P, K, T0, T),
     secret_site('a denial''s reason', R, T, P).
 secret_walk(findall(X, G, L), C, P, K, T0, T) :- !, secret_collect(X, G, L, C, P, K, T0, T).
 secret_walk(findall(X, G, L, Tl), C, P, K, T0, T) :- !, secret_collect(X-Tl, G, L, C, P, K, T0, T).
 secret_walk(aggregate_all(S, G, R), C, P, K, T0, T) :- !, secret_collect(S, G, R, C, P, K, T0, T).
-secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
-secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_collect(X, G1, L, C, P, K, T0, T).
+secret_walk(bagof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_state(St0),
+    secret_collect(X, G1, L, C, P, K, T0, T), secret_chose(bagof(X, G, L), no, St0).
+secret_walk(setof(X, G, L), C, P, K, T0, T) :- !, strip_carets(G, G1), secret_state(St0),
+    secret_collect(X, G1, L, C, P, K, T0, T), secret_chose(setof(X, G, L), no, St0).
 secret_walk('$secret_writes'(H), _, P, _, T, T) :- !, secret_site('a fact an effect writes', H, T, P).
 secret_walk(G, C, P, K, T0, T) :-
-    secret_sites(G, C, T0, P),
-    secret_goal(G, C, P, K, T0, T),
-    secret_saw(G, C).
+    secret_sites(G, C, T0, P), secret_state(St0), secret_single(G, C, Single),
+    secret_goal(G, C, P, K, T0, T1),
+    secret_saw(G, C),
+    secret_choose(G, T0, T1, T), secret_chose(G, Single, St0).  % (secret_choices.pl)
 
 %  (which variables the walk knows bound, what a goal binds: secret_bindings.pl)
 
@@ -248,12 +249,14 @@ secret_unique([V-N|Ts], Out) :- ( member(X-_, Ts), X == V -> Out = Out1 ; Out = 
 %  from a secret its goal is given (which solutions there are, how many, the largest: the count of the
 %  letters sorting before a password)
 secret_collect(X, G, L, C, P, K, T0, T) :-
-    secret_state(St0), secret_walk(G, C, P, K, T0, TG), secret_unbinding(St0), secret_met(X-G, open),
+    secret_state(St0), secret_walk(G, C, P, K, T0, TG),
+    ( secret_all_bound(X) -> How = bound ; How = open ),  % a template with holes collects holes
+    secret_unbinding(St0), secret_met(X-G, open),
     (   secret_of(X, TG, N) -> secret_add(L, N, T0, T)
     ;   secret_of(G, T0, N) -> secret_measured(N, M), secret_add(L, M, T0, T)
     ;   T = T0
     ),
-    secret_met(L, bound).
+    secret_met(L, How).
 
 %  what a goal binds, the variables of it the walk had not met (its inputs were), tainted with N: a measure
 %  given a secret and the user (compare(O, P, U)) makes nothing of the user. One met before is marked
@@ -321,14 +324,18 @@ secret_goal(G, C, P, K, T0, T) :- callable(G), C = sctx(Cls, _, _), functor(G, N
 %  an alias: of the argument list itself, the list (at load no secret); a part of it, an argument by a key
 %  the rule does not write
 secret_goal(X = Y, _, _, _, T0, T) :- !, secret_in(X = Y, T0, N0),
-    ( N0 == 'args(_)', \+ ( var(X), var(Y) ) -> secret_unkeyed(N) ; N = N0 ), secret_add(X = Y, N, T0, T).
+    ( N0 == 'args(_)', \+ ( var(X), var(Y) ) -> secret_list_unclean, secret_unkeyed(N) ; N = N0 ),
+    secret_add(X = Y, N, T0, T).
 %  (the argument list's own length at load: how many arguments the caller sent, no secret)
 secret_goal(G, _, _, _, T0, T) :- secret_kind_of(G, measure), !, secret_in(G, T0, N0),
     ( N0 == 'args(_)' -> T = T0 ; secret_measured(N0, N), secret_add_bound(G, N, T0, T) ).
 %  the argument list at load, given to any other goal: what it reads or makes of the list may be any argument
-secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_unkeyed(N), secret_add_bound(G, N, T0, T).
+secret_goal(G, _, _, _, T0, T) :- \+ secret_of(G, T0, _), !, secret_list_unclean, secret_unkeyed(N),
+    secret_add_bound(G, N, T0, T).
 secret_goal(G, sctx(_, _, hidden), _, _, T0, T) :- !, secret_of(G, T0, N), secret_add(G, N, T0, T).
 secret_goal(G, _, _, _, T0, T) :- \+ secret_piece(G, T0, _), !, secret_of(G, T0, N), secret_add_bound(G, N, T0, T).
+secret_goal(G, _, _, _, T0, T) :- secret_piece(G, T0, 'args(_)'), secret_extra([X]), secret_unclean_name(X), !,
+    secret_add_bound(G, 'args(_)', T0, T).  % (walked again for its sites: its reads were walked leniently)
 secret_goal(G, _, F-L, _, T0, T) :- secret_piece(G, T0, N), secret_add(G, N, T0, T),
     ( callable(G) -> functor(G, Nm, A) ; Nm = G, A = 0 ),
     format(atom(M), '~w/~w is given the secret argument ~w (or a value holding it): a secret may only be \c
@@ -359,7 +366,7 @@ secret_out(X, O, A0, A) :-
 %  given those its caller passes (Mask: 0, or the secret's name) and those it leaves unbound (Opens: 1, a
 %  goal of the rule given a secret binds it); each clause walked, its sites checked
 secret_summary(C, N/A, Mask-Opens, _, Out) :- secret_key(C, Mask, Opens, Key), secret_memo(N/A, Key, Out0), !,
-    Out = Out0.
+    ( secret_memo_unclean(N/A, Key) -> secret_list_unclean ; true ), Out = Out0.
 secret_summary(C, N/A, Mask-Opens, K, Out) :- secret_key(C, Mask, Opens, Key),
     memberchk(rec(N/A, Key), K), !,
     ( member(S, Mask), S \== 0, S \= w(_) -> maplist(=(S), Out) ; maplist(=(0), Out) ).
@@ -368,10 +375,13 @@ secret_summary(C, N/A, Mask-Opens, K, Out) :-
     (   maplist(==(0), Mask)
     ->  Out = Mask
     ;   C = sctx(Cls, _, _), get_assoc(N/A, Cls, Clauses),
+        ( retract(secret_unclean) -> Before = yes ; Before = no ),
         same_length(Mask, Out0), maplist(=(0), Out0),
         foldl(secret_clause(C, Mask, Opens, [rec(N/A, Key)|K]), Clauses, Out0, Out1),
         secret_chosen(Clauses, Mask, Out1, Out),
-        assertz(secret_memo(N/A, Key, Out))
+        assertz(secret_memo(N/A, Key, Out)),
+        ( secret_unclean -> assertz(secret_memo_unclean(N/A, Key)) ; true ),  % kept for the memo's next use
+        ( Before == yes -> secret_list_unclean ; true )
     ).
 
 %  a summary is kept per mask, the arguments left unbound and mode (a rule walked under a negation reports

@@ -36,3 +36,35 @@ secret_tools_meet(T, T) :- !.
 secret_tools_meet(T1, T2) :- ( secret_prefix_covers(T1, T2) ; secret_prefix_covers(T2, T1) ), !.
 
 secret_prefix_covers(P, T) :- atom_concat(Prefix, '*', P), sub_atom(T, 0, _, _, Prefix).
+
+/*  A declaration reading the list by a key the rulebase does not write as a clean name also says the tool may
+    have a secret argument: a key a helper rule, a fact, atom_concat/3 or sub_atom/5 gives (key_of(K),
+    member(K = V, A)), a secret-named key a helper rule reads (get(A, password, V)), or a read by position or
+    by shape (nth0/3, A = [_ = V|_]). Only reads by a written key that names no secret (option_value(A, user,
+    '', U)), the list's length and passing it whole are clean (an allow list): after any other read, the
+    declaration is walked again as strictly, the secret named by how it was read (secret_unclean_name/1).
+    What a rule's walk found is kept with its summary (secret_memo_unclean/2), so a rule met again says so.
+*/
+
+%  the walk of one declaration: as strict as the secret names the rulebase gives its tool, or, at load when
+%  it names none, strict after an unclean read of the list
+secret_walk_declaration(RB, D, Extra, Body, Ctx, P, Ts) :-
+    secret_walk_extra(RB, D, Extra), D =.. [_, _, Pat|_],
+    retractall(secret_unclean), secret_seen_from(Pat), secret_walk(Body, Ctx, P, [], Ts, _),
+    (   secret_unclean, secret_extra([])
+    ->  retractall(secret_unclean), secret_unclean_name(U),
+        retractall(secret_extra(_)), assertz(secret_extra([U])),
+        secret_seen_from(Pat), secret_walk(Body, Ctx, P, [], Ts, _)
+    ;   true
+    ).
+
+%  at load, a declaration whose tool the rulebase names a secret argument of reads the whole argument list
+%  as strictly as a listing declaring it would
+secret_walk_extra(RB, D, []) :- !, secret_list_names(RB, D, X),
+    retractall(secret_extra(_)), assertz(secret_extra(X)).
+secret_walk_extra(_, _, _).
+
+secret_unclean_name('an argument it reads by a key that is no written, non-secret name').
+
+%  a read of the list at load other than by a clean written key (the walk is lenient then)
+secret_list_unclean :- ( secret_lenient('args(_)'), \+ secret_unclean -> assertz(secret_unclean) ; true ).

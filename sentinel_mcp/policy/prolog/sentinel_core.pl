@@ -46,6 +46,7 @@
 :- include(secret_flow_kinds).
 :- include(secret_bindings).
 :- include(secret_named_arguments).
+:- include(secret_choices).
 :- include(guard_reads).
 :- include(fact_terms).
 :- include(readable_terms).
