@@ -30,7 +30,7 @@
 vouched_text('a2a__a2a_peer_check', '/peer').
 
 post_load_problem(RB, P) :-
-    own_text_errors(RB, Es),
+    walked(RB, own_text_errors, 'the walk of what reaches a person in Sentinel\'s voice', Es),
     member(e(File, Line, M), Es),
     problem(error, File, Line, M, P).
 

@@ -69,6 +69,18 @@ sn_unload(RB) :-
     forall(( current_predicate(RB:N/A), functor(H, N, A), \+ predicate_property(RB:H, imported_from(_)) ),
            ( strict_indicator(N/A) -> true ; abolish(RB:N/A) )).  % strict_arithmetic.pl's stay
 
+%  walked(+RB, +Walk, +What, -Errors): call(Walk, RB, Errors), a load-time walk's errors (e(File, Line, M)); a
+%  walk that fails (a case it does not know) is an error itself, at the rulebase's first term: it loaded
+%  before, unchecked (a check that fails denies)
+walked(RB, Walk, What, Es) :-
+    (   call(Walk, RB, Es0)
+    ->  Es = Es0
+    ;   once(( RB:'$src'(_, _, F, L) ; F = '', L = 0 )),
+        format(atom(M), 'the rulebase could not be checked: ~w did not finish; it is not loaded (a check \c
+                         that cannot decide refuses)', [What]),
+        Es = [e(F, L, M)]
+    ).
+
 problem(Sev, File, Line, Msg, json([severity=Sev, file=File, line=Line, message=Msg])).
 %  one at a place in its line: its column as a field too (the message says it in words, as it did)
 problem(Sev, File, Line, Col, Msg, json([severity=Sev, file=File, line=Line, column=Col, message=Msg])).

@@ -23,7 +23,7 @@
     secret_single_memo/3.
 
 post_load_problem(RB, P) :-
-    secret_flow_errors(RB, Es),
+    walked(RB, secret_flow_errors, 'the walk of what its secrets reach', Es),
     member(e(File, Line, M), Es),
     problem(error, File, Line, M, P).
 
