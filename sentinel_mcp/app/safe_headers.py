@@ -1,0 +1,70 @@
+"""The headers every HTTP answer of the front carries, whichever app, route or layer made it (the SDK's
+transport, the lean paths, A2A, the console, Starlette's 404 and 405, a refusal, a redirect, an event
+stream): one middleware, the outermost, so an answer added later carries them without being told to.
+
+Nothing outside the console is HTML, but an answer holds hostile text (a tool's result, an upstream's error,
+a peer's message): a browser sniffing a JSON answer as HTML ran it as a page of this origin, and any answer
+could be framed. So every answer is ``nosniff`` and never framed (``X-Frame-Options`` and the CSP's
+``frame-ancestors``), never stored (an answer may hold a principal's data: a shared or browser cache kept
+it), and sends no referrer. An app that sets its own CSP or ``Referrer-Policy`` keeps it (the console's
+pages run its script, and its forms need ``same-origin``: ``no-referrer`` made browsers send ``Origin:
+null``); its own ``Cache-Control`` is kept only when it says ``no-store``; the other two are always these.
+
+What is added is a pre-built tuple: per answer, one pass over the answer's own few headers.
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+SAFE_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
+    (b"content-security-policy", CSP),
+)
+# the same, as head lines: for the answers the HTTP protocol writes itself, before any app is reached (a
+# request it cannot parse, too slow or too large, a connection over the bound)
+SAFE_HEAD_LINES = b"".join(b"%s: %s\r\n" % pair for pair in SAFE_HEADERS)
+_ALWAYS = frozenset((b"x-content-type-options", b"x-frame-options"))  # an app's own value is dropped
+_OWN_KEPT = (b"referrer-policy", b"cache-control", b"content-security-policy")
+_NAMES = frozenset(name for name, _ in SAFE_HEADERS)
+_STARTS = frozenset(("http.response.start", "websocket.http.response.start"))
+
+
+def with_safe_headers(headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]
+                      ) -> list[tuple[bytes, bytes]]:
+    """``headers`` with ``SAFE_HEADERS`` (an app's own CSP and Referrer-Policy kept, its Cache-Control when
+    it says no-store)."""
+    kept: list[tuple[bytes, bytes]] = []
+    own: set[bytes] = set()
+    for name, value in headers:
+        low = name.lower()
+        if low in _NAMES:
+            if low in _ALWAYS or (low == b"cache-control" and b"no-store" not in value.lower()):
+                continue
+            own.add(low)
+        kept.append((name, value))
+    if not own:  # the common answer (the lean paths' among them): the tuple as built
+        kept.extend(SAFE_HEADERS)
+        return kept
+    kept.extend(pair for pair in SAFE_HEADERS if pair[0] not in own)
+    return kept
+
+
+class SafeHeaders:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await self.app(scope, receive, send)
+
+        async def sending(message: Message) -> None:
+            if message["type"] in _STARTS:  # a WebSocket upgrade refused with an HTTP answer too
+                message = {**message, "headers": with_safe_headers(message.get("headers", ()))}
+            await send(message)
+
+        await self.app(scope, receive, sending)
