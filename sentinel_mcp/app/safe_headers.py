@@ -8,7 +8,7 @@ could be framed. So every answer is ``nosniff`` and never framed (``X-Frame-Opti
 ``frame-ancestors``), never stored (an answer may hold a principal's data: a shared or browser cache kept
 it), and sends no referrer. An app that sets its own CSP or ``Referrer-Policy`` keeps it (the console's
 pages run its script, and its forms need ``same-origin``: ``no-referrer`` made browsers send ``Origin:
-null``); its own ``Cache-Control`` is kept only when it says ``no-store``; the other two are always these.
+null``); its own ``Cache-Control`` gets ``no-store`` added when it lacks it; the other two are always these.
 
 What is added is a pre-built tuple: per answer, one pass over the answer's own few headers.
 """
@@ -36,15 +36,18 @@ _STARTS = frozenset(("http.response.start", "websocket.http.response.start"))
 
 def with_safe_headers(headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]
                       ) -> list[tuple[bytes, bytes]]:
-    """``headers`` with ``SAFE_HEADERS`` (an app's own CSP and Referrer-Policy kept, its Cache-Control when
-    it says no-store)."""
+    """``headers`` with ``SAFE_HEADERS`` (an app's own CSP and Referrer-Policy kept, its Cache-Control with
+    no-store)."""
     kept: list[tuple[bytes, bytes]] = []
     own: set[bytes] = set()
     for name, value in headers:
         low = name.lower()
         if low in _NAMES:
-            if low in _ALWAYS or (low == b"cache-control" and b"no-store" not in value.lower()):
+            if low in _ALWAYS:
                 continue
+            if low == b"cache-control" and b"no-store" not in value.lower():
+                # its other directives kept (an event stream's no-transform), no-store put first
+                value = b"no-store, " + value
             own.add(low)
         kept.append((name, value))
     if not own:  # the common answer (the lean paths' among them): the tuple as built

@@ -17,6 +17,7 @@ import pytest
 from starlette.routing import Mount, WebSocketRoute
 from tests.console.console_rig import ALICE, OWNER_TOKEN, console_config, http_sentinel, signed_in
 
+from sentinel_mcp.app.safe_headers import with_safe_headers
 from sentinel_mcp.app.serve import http_server
 from sentinel_mcp.config import load_config
 
@@ -130,3 +131,18 @@ async def test_every_answer_of_every_route_carries_the_safe_headers_to_the_owner
         # stream (see the report of branch rt-headers)
         await _walk(person.http, base, routes, head_like_get=False,
                     headers={"accept": "application/json, text/event-stream"})
+
+
+def test_an_apps_own_weaker_headers_do_not_survive():
+    """An app (or an upstream's header passed on, later) naming its own framing, sniffing or caching gets the
+    safe ones instead; its own CSP and referrer policy stand (the console's), its caching gains no-store."""
+    got = with_safe_headers([(b"X-Frame-Options", b"ALLOWALL"), (b"x-content-type-options", b"sniff"),
+                             (b"Cache-Control", b"no-cache, no-transform"),
+                             (b"content-security-policy", b"script-src 'self'; frame-ancestors 'none'")])
+    names = [k.lower() for k, _ in got]
+    assert len(names) == len(set(names)), got
+    found = {k.lower(): v for k, v in got}
+    assert found[b"x-frame-options"] == b"DENY" and found[b"x-content-type-options"] == b"nosniff"
+    assert found[b"cache-control"] == b"no-store, no-cache, no-transform"
+    assert found[b"content-security-policy"] == b"script-src 'self'; frame-ancestors 'none'"
+    assert found[b"referrer-policy"] == b"no-referrer"
