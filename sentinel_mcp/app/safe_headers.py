@@ -10,12 +10,18 @@ it), and sends no referrer. An app that sets its own CSP or ``Referrer-Policy`` 
 pages run its script, and its forms need ``same-origin``: ``no-referrer`` made browsers send ``Origin:
 null``); its own ``Cache-Control`` gets ``no-store`` added when it lacks it; the other two are always these.
 
-What is added is a pre-built tuple: per answer, one pass over the answer's own few headers.
+What is added is a pre-built constant: per answer, one pass over the answer's own few headers, then (on the
+front's own protocol, ``http_protocol.HeadHoldingTransport``) these lines joined to the head as bytes, or else
+the pre-built pairs added to the answer's headers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
 
 CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 SAFE_HEADERS: tuple[tuple[bytes, bytes], ...] = (
@@ -32,6 +38,14 @@ _ALWAYS = frozenset((b"x-content-type-options", b"x-frame-options"))  # an app's
 _OWN_KEPT = (b"referrer-policy", b"cache-control", b"content-security-policy")
 _NAMES = frozenset(name for name, _ in SAFE_HEADERS)
 _STARTS = frozenset(("http.response.start", "websocket.http.response.start"))
+
+
+def own_safe_headers(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether ``headers`` name any of ``SAFE_HEADERS`` (the common answer names none)."""
+    for name, _ in headers:
+        if name.lower() in _NAMES:
+            return True
+    return False
 
 
 def with_safe_headers(headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]
@@ -65,9 +79,20 @@ class SafeHeaders:
         if scope["type"] == "lifespan":
             return await self.app(scope, receive, send)
 
+        holder = scope.get(HEAD_HOLDER_KEY)  # the front's own protocol: it joins the lines to the head
+
         async def sending(message: Message) -> None:
             if message["type"] in _STARTS:  # a WebSocket upgrade refused with an HTTP answer too
-                message = {**message, "headers": with_safe_headers(message.get("headers", ()))}
+                headers = message.get("headers", ())
+                if holder is not None and not own_safe_headers(headers):
+                    # the common answer: the constant joined to the head its send writes (HTTP/1.1 answers
+                    # on a connection go one at a time: no other head is written meanwhile)
+                    holder.head_lines = SAFE_HEAD_LINES
+                    try:
+                        return await send(message)
+                    finally:
+                        holder.head_lines = b""
+                message = {**message, "headers": with_safe_headers(headers)}
             await send(message)
 
         await self.app(scope, receive, sending)
