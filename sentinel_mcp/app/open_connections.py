@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sentinel_mcp.app.safe_headers import SAFE_HEAD_LINES
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
 from sentinel_mcp.core.connection_share import between_requests, holder as holder_of
 from sentinel_mcp.core.deployment_caps import cap
 

@@ -20,7 +20,7 @@ import time
 from urllib.parse import unquote_to_bytes
 
 from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body
-from sentinel_mcp.app.safe_headers import SAFE_HEAD_LINES
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
 from sentinel_mcp.core.display_text import safe_text
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 

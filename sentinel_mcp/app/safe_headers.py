@@ -22,20 +22,9 @@ from collections.abc import Iterable
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from sentinel_mcp.app.lean_calls import HEAD_HOLDER_KEY
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES, SAFE_HEADERS
 
-CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
-SAFE_HEADERS: tuple[tuple[bytes, bytes], ...] = (
-    (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"cache-control", b"no-store"),
-    (b"content-security-policy", CSP),
-)
-# the same, as head lines: for the answers the HTTP protocol writes itself, before any app is reached (a
-# request it cannot parse, too slow or too large, a connection over the bound)
-SAFE_HEAD_LINES = b"".join(b"%s: %s\r\n" % pair for pair in SAFE_HEADERS)
 _ALWAYS = frozenset((b"x-content-type-options", b"x-frame-options"))  # an app's own value is dropped
-_OWN_KEPT = (b"referrer-policy", b"cache-control", b"content-security-policy")
 _NAMES = frozenset(name for name, _ in SAFE_HEADERS)
 _STARTS = frozenset(("http.response.start", "websocket.http.response.start"))
 
