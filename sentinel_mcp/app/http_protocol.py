@@ -85,7 +85,7 @@ class HeadHoldingTransport:
     head's body is written before it waits (the write that joins it is certain), so that head books no turn;
     the writer clears it when done (a head never written leaves nothing behind)."""
 
-    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows", "body_unread")
+    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows", "body_unread", "head_lines")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop,
                  body_unread: Callable[[], bool] | None = None) -> None:
@@ -98,6 +98,9 @@ class HeadHoldingTransport:
         # (the connection ends after it, LINGER_SECONDS; a client that took it for kept alive sent its next
         # request into a closing connection)
         self.body_unread = body_unread
+        # header lines the next head written gets before its blank line, set by the writer around the one send
+        # that writes it (app/safe_headers.py: a bytes constant joined, not five headers formatted by uvicorn)
+        self.head_lines = b""
 
     def write(self, data: Any) -> None:
         held = self._held
@@ -108,6 +111,9 @@ class HeadHoldingTransport:
                 self._flushing = None
             self._transport.write(held + bytes(data))
         elif type(data) is bytes and data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n"):
+            if self.head_lines:
+                data = data[:-2] + self.head_lines + b"\r\n"
+                self.head_lines = b""
             unread = self.body_unread
             if unread is not None and unread() and b"\r\nconnection: close\r\n" not in data:
                 data = data[:-2] + b"connection: close\r\n\r\n"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
 from sentinel_mcp.core.connection_share import between_requests, holder as holder_of
 from sentinel_mcp.core.deployment_caps import cap
 
@@ -29,8 +30,8 @@ MAX_CONNECTIONS = cap("HTTP_CONNECTIONS", 2048)  # as many as TLS keeps open (``
 MAX_PER_PEER = cap("HTTP_CONNECTIONS_PER_PEER", 1024)
 BODY = b"sentinel: too many open connections; try again later\n"
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-           b"connection: close\r\nretry-after: 1\r\ncontent-length: " + str(len(BODY)).encode() + b"\r\n\r\n"
-           + BODY)
+           b"connection: close\r\nretry-after: 1\r\n" + SAFE_HEAD_LINES
+           + b"content-length: " + str(len(BODY)).encode() + b"\r\n\r\n" + BODY)
 _KEY = "sentinel_open_connections"
 
 

@@ -20,6 +20,7 @@ import time
 from urllib.parse import unquote_to_bytes
 
 from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
 from sentinel_mcp.core.display_text import safe_text
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
@@ -49,6 +50,7 @@ def refusal_answer(status: int, reason: str, target: bytes | None,
     content = [STATUS_LINE[status]]
     for name, value in default_headers:
         content.extend([name, b": ", value, b"\r\n"])
+    content.append(SAFE_HEAD_LINES)
     content.append(b"content-type: %s\r\ncontent-length: %d\r\nconnection: close\r\n\r\n%s"
                    % (kind, len(body), body))
     return b"".join(content)

@@ -93,6 +93,7 @@ def http_server(config: Config, host: str, port: int) -> Any:
 
     from sentinel_mcp.app.http_app import build_http_app, is_loopback
     from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
+    from sentinel_mcp.app.safe_headers import SafeHeaders
     from sentinel_mcp.app.startup_failure import StartupFailure
     from sentinel_mcp.app.ws_protocol import FrontWebSocketProtocol
     from sentinel_mcp.app.http_extras import ProtectedResource, metrics_route, oauth_settings
@@ -183,7 +184,8 @@ def http_server(config: Config, host: str, port: int) -> Any:
     oauth = oauth_settings(config)
     if oauth is not None:  # RFC 9728 metadata, and a challenge that names it
         asgi = ProtectedResource(app, oauth, tools_hint)
-    failure = StartupFailure(asgi)
+    # the outermost: every answer of every app and layer above carries the safe headers (app/safe_headers.py)
+    failure = StartupFailure(SafeHeaders(asgi))
     return _Server(
         uvicorn.Config(
             failure,

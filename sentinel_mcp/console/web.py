@@ -252,12 +252,14 @@ def page(
     another origin's page started counts but a top-level navigation to a page (``navigable``)."""
 
     async def endpoint(request: Request) -> Response:
-        if started_elsewhere(request, navigation=navigable and request.method == "GET"):
+        # HEAD is answered as GET is (a HEAD answered 401 where GET sent the person to sign in)
+        reading = request.method in ("GET", "HEAD")
+        if started_elsewhere(request, navigation=navigable and reading):
             said = "the form was sent from" if request.method == "POST" else "this was asked for by"
             return console.problem(request, None, 403, f"refused: {said} another site's page")
         viewer = console.auth.viewer(request)
         if viewer is None:
-            if request.method == "GET":
+            if reading:
                 return RedirectResponse("/console/login", status_code=303, headers=HEADERS)
             return console.problem(request, None, 401, "sign in first")
         if not console.started:

@@ -20,9 +20,11 @@ import ssl
 from contextvars import ContextVar
 from typing import Any
 
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
+
 _BODY = b"This Sentinel speaks HTTPS only: use https:// (plaintext is refused).\n"
 PLAINTEXT_REPLY = (b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n"
-                   b"Content-Length: " + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
+                   + SAFE_HEAD_LINES + b"Content-Length: " + str(len(_BODY)).encode() + b"\r\n\r\n" + _BODY)
 LINGER_SECONDS = 2.0
 MAX_LINGERING = 64
 

@@ -31,6 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.core.call_meta import SESSION_KEY
+from sentinel_mcp.core.safe_headers import SAFE_HEADERS
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, stop_process, wait_http
 from tests.gateway.helpers import TOOLBOX
@@ -234,7 +235,8 @@ def json_form(answer: Answer, rid: Any, sid: str) -> Any:
     body = b"".join(answer.chunks)
     head = [(k, v) for k, v in answer.head if k.lower() not in ("date", "server")]
     assert head == [("content-type", "application/json"), ("mcp-session-id", sid),
-                    ("content-length", str(len(body)))], answer.head
+                    ("content-length", str(len(body))),
+                    *[(k.decode(), v.decode()) for k, v in SAFE_HEADERS]], answer.head  # every answer's
     text = body.decode()
     data = json.loads(text)
     assert text == json.dumps(data, separators=(",", ":"), ensure_ascii=False)

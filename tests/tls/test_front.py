@@ -89,6 +89,8 @@ async def test_every_front_over_tls_and_certificates_are_principals(tmp_path, pk
         async with httpx2.AsyncClient(timeout=10) as plain:
             r = await plain.get(base.replace("https", "http") + "/healthz")
             assert r.status_code == 400 and "HTTPS only" in r.text
+            # written as bytes before any app: the safe headers all the same (a browser shows it)
+            assert r.headers["x-content-type-options"] == "nosniff" and r.headers["x-frame-options"] == "DENY"
 
         # the real MCP client over TLS, both eras and SSE: each certificate is its principal
         for mode in ("legacy", "auto"):
