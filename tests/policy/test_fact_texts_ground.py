@@ -24,7 +24,8 @@ UNBOUND_ON_READING = ["'$VAR'(1)", "'$VAR'('Who')", "'$VAR'('_')", "f('$VAR'(0))
 
 
 def purge(user: str) -> ToolCall:
-    return ToolCall(name="shop__purge", server="shop", tool="purge", arguments={"user": user}, session_id="s1")
+    return ToolCall(name="shop__purge", server="shop", tool="purge", arguments={"user": user},
+                    session_id="s1")
 
 
 @pytest.mark.parametrize("value", UNBOUND_ON_READING)

@@ -1,8 +1,8 @@
-"""A load-time walk that fails refuses the rulebase; a check's walk that fails says so. The secret walk and the own-text walk each return the
-errors they find; one that failed (a case it does not know, a bug) gave no errors, and the rulebase loaded
-unchecked: a password shown in a question passed. Now a walk that fails is an error itself (``walked/4`` in
-rulebase_loading.pl). The walk is made to fail in a process of its own (real SWI-Prolog: a static predicate of
-Sentinel's core replaced there, never in the test run's shared engine)."""
+"""A load-time walk that fails refuses the rulebase (and a check's walk that fails says so). The secret walk
+and the own-text walk each return the errors they find; one that failed (a case it does not know, a bug) gave
+no errors, and the rulebase loaded unchecked: a password shown in a question passed. Now a walk that fails is
+an error itself (``walked/4`` in rulebase_loading.pl). The walk is made to fail in a process of its own (real
+SWI-Prolog: a static predicate of Sentinel's core replaced there, never in the test run's shared engine)."""
 
 from __future__ import annotations
 
@@ -75,4 +75,5 @@ def test_a_confirmation_walk_that_fails_is_said(tmp_path: Path) -> None:
     failed: its silence read as a confirmation that shows every argument. Now the guard is told, at its
     line, as a walk that could not finish."""
     problems = _checked(tmp_path, ASKS, broken="flow/3")
-    assert [line for _, line, m in problems if "could not finish" in m and "confirmation" in m] == [1], problems
+    told = [line for _, line, m in problems if "could not finish" in m and "confirmation" in m]
+    assert told == [1], problems
