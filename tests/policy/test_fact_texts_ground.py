@@ -73,3 +73,26 @@ async def test_a_plain_seed_still_lets_its_admin_through(tmp_path: Path) -> None
         assert isinstance(await g.decide(purge("mallory")), Deny)
     finally:
         await g.close()
+
+
+async def test_a_stored_row_that_is_no_ground_fact_denies(tmp_path: Path) -> None:
+    """Whoever wrote the row (a store shared with another process, an old version): the gateway that reads
+    it back denies, where ``admin(_)`` let anyone through."""
+    import contextlib
+
+    from sentinel_mcp.policy.fact_rows import Fact
+
+    rb = tmp_path / "rb.pl"
+    rb.write_text(GUARD, encoding="utf-8")
+    row = Fact(session="s1", predicate="admin", args=[None], fact="admin(_)", provenance="seed")
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
+    try:
+        with contextlib.suppress(EngineError):  # the store keeps it; its mirror here refuses it already
+            await g.knowledge.add([row])
+    finally:
+        await g.close()
+    g = await make_guard(None, tmp_path / "facts.db", files=[rb], seeds={})
+    try:
+        assert isinstance(await g.decide(purge("mallory")), Deny)
+    finally:
+        await g.close()
