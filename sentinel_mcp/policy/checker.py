@@ -477,6 +477,13 @@ async def _word_problems(engine: PrologEngine, rb: Rulebase, catalog: Sequence[C
             # only destructive tools' confirmations must inform (all of them when there is no catalog)
             continue
         where = dict(file=c["file"], line=c["line"], tool=c["tool"])
+        if "unfinished" in c:  # its walk failed: said, never read as a confirmation that shows everything
+            out.append(Problem(
+                severity="warning", code="unfinished_walk", message=f"{UNFINISHED} the confirmation of "
+                f"{c['tool']} (its walk stopped at a goal it could not read): whether it shows what each "
+                "argument will do is not known; read it yourself, or write it in plainer steps", **where,
+            ))
+            continue
         unshown = [a for a in c["arguments"] if a not in c["shown"] and "all" not in c["shown"]]
         if unshown:
             out.append(

@@ -4,9 +4,23 @@
 %  sn_confirmations(+RB, -Out): for each guard that asks a confirmation, which of the call's arguments the
 %  confirmation shows (its values, or values computed from them earlier in the guard) and which it shows as
 %  they are (raw). A variable computed by a goal depends on the variables that goal already knew.
+%  A guard that asks one and whose walk fails or throws (a goal it does not know, a bug) has a row too, saying
+%  so (unfinished: failed or error): dropped, it read as a confirmation that shows every argument.
 sn_confirmations(RB, Out) :-
-    findall(J, ( RB:'$src'(decl, guard(Tool, Pat, Goal), F, L), confirmation_flow(Tool, Pat, Goal, F, L, J) ), Cs),
+    findall(J, ( RB:'$src'(decl, guard(Tool, Pat, Goal), F, L), asks_confirmation(Goal),
+                 confirmation_row(Tool, Pat, Goal, F, L, J) ), Cs),
     to_json_atom(json([confirmations=Cs]), Out).
+
+%  whether a guard asks a confirmation, told apart from the walk (a term of that shape anywhere in it)
+asks_confirmation(Goal) :-
+    sub_term(S, Goal), compound(S), compound_name_arity(S, N, A),
+    memberchk(N/A, [confirmed/2, confirmed/3, confirmed_items/2, confirmed_items/3]), !.
+
+confirmation_row(Tool, Pat, Goal, F, L, J) :-
+    (   catch(confirmation_flow(Tool, Pat, Goal, F, L, J0), error(E0, C0), E = error(E0, C0))  % (a limit ends it)
+    ->  ( var(E) -> J = J0 ; J = json([tool=Tool, file=F, line=L, unfinished=error]) )
+    ;   J = json([tool=Tool, file=F, line=L, unfinished=failed])
+    ).
 
 % (no findall inside: the walk must keep the guard's own variables to follow them)
 confirmation_flow(Tool, Pat, Goal, F, L, json([tool=Tool, file=F, line=L, arguments=Names, shown=Shown, raw=Raw])) :-

@@ -182,3 +182,14 @@ dont_know_title_key('i don\'t know').
 
 %  two elements of Keyed (Key-Choice pairs) of one key
 same_key(Keyed, X1, X2) :- msort(Keyed, Sorted), append(_, [K1-X1, K2-X2|_], Sorted), K1 == K2, !.
+
+%  '$VAR'(N) is a ground term that writeq writes as a variable's name (numbervars): the store keeps a fact as
+%  that text and reads it back, so seed(admin('$VAR'(1))) was mirrored as admin(_), which held for anyone;
+%  and a proof, an audit record or a question showing such a term reads otherwise than it decided. Refused in
+%  every clause and declaration (the store refuses such a fact too: fact_terms.pl's ground_fact_text/2).
+post_load_problem(RB, P) :-
+    RB:'$src'(Kind, T, File, Line), memberchk(Kind, [rule, decl]), written_as_variable(T),
+    format(atom(M), 'this clause holds the term ''$VAR''(_), which Sentinel writes as a variable (a fact \c
+                     of it would hold for any value, a proof showing it reads otherwise): write the value \c
+                     itself', []),
+    problem(error, File, Line, M, P).

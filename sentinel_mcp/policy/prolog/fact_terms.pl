@@ -254,15 +254,32 @@ match_args_quiet(Pat, CallArgs) :- catch(( retractall(unmet(_)), match_args(Pat,
 
 %  sn_assert(+Session, +FactAtom, +Expires, +Prov)
 sn_assert(Session, FactAtom, Exp, Prov) :-
-    ensure_session(Session), term_to_atom(F, FactAtom),
+    ensure_session(Session), term_to_atom(F, FactAtom), mirrored_fact(F),
     retract_facts(Session, F), assert_fact(Session, F, Exp, Prov).
+
+%  mirrored_fact(+F): F may be kept in a session's mirror: a ground fact, or an error (the whole mirror of the
+%  texts given is refused, none of them kept). Guards, the secret walk and the store's look-ups take every fact
+%  to be ground: admin(_) held for anyone (and its retract_facts/2 first removed every admin fact).
+mirrored_fact(F) :- callable(F), ground(F), !.
+mirrored_fact(F) :- format(atom(M), '~k', [F]), domain_error(ground_fact, M).
+
+%  ground_fact_text(+F, -Text): the text the store keeps of the ground fact F (writeq's), only where it reads
+%  back ground: writeq writes '$VAR'(N) as a variable's name, so admin('$VAR'(1)) was kept as admin(B) and
+%  mirrored as admin(_).
+ground_fact_text(F, C) :- format(atom(C), '~q', [F]), term_to_atom(F2, C), ground(F2).
+
+%  written_as_variable(+T): T holds a term writeq writes as a variable (for the loader's errors)
+written_as_variable(T) :- sub_term(S, T), compound(S), compound_name_arity(S, '$VAR', 1), !.
 
 %  sn_assert_all(+Session, +Facts): sn_assert of each f(FactAtom, Expires, Prov) of the list, in order, in one
 %  call (a read tool's result teaches a few dozen facts at once: one query, not one each).
 sn_assert_all(Session, Facts) :-
     ensure_session(Session),
-    forall(member(f(FactAtom, Exp, Prov), Facts),
-           ( term_to_atom(F, FactAtom), retract_facts(Session, F), assert_fact(Session, F, Exp, Prov) )).
+    maplist(given_fact, Facts, Fs),
+    forall(member(f(F, _, _), Fs), mirrored_fact(F)),  % every one first: none kept of a list that has one not
+    forall(member(f(F, Exp, Prov), Fs), ( retract_facts(Session, F), assert_fact(Session, F, Exp, Prov) )).
+
+given_fact(f(FactAtom, Exp, Prov), f(F, Exp, Prov)) :- term_to_atom(F, FactAtom).
 
 %  sn_retract_observed(+Session, +FactAtoms): remove each fact (exact text) where it is an observed one (a newer
 %  answer of the read that taught it no longer says it: read_sources.py).
@@ -303,7 +320,7 @@ sn_drop_session(Session) :-
 %  sn_fact_json(+FactAtom, -Out): predicate name and JSON args of a fact text (for the store).
 sn_fact_json(FactAtom, Out) :-
     term_to_atom(F, FactAtom), callable(F), ground(F), F =.. [N|As], maplist(pl_json, As, J),
-    format(atom(C), '~q', [F]), to_json_atom(json([fact=C, predicate=N, args=J]), Out).
+    ground_fact_text(F, C), to_json_atom(json([fact=C, predicate=N, args=J]), Out).
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
@@ -324,9 +341,12 @@ sn_mirror(Session, Text, '{}') :- sn_assert_lines(Session, Text).
 sn_assert_lines(Session, Text) :-
     ensure_session(Session),
     split_string(Text, "\n", "", Lines),
-    forall(( member(L, Lines), L \== "" ),
-           ( split_string(L, "\t", "", [FS, ES, PS]), term_string(F, FS), number_string(E, ES), atom_string(P, PS),
-             retract_facts(Session, F), assert_fact(Session, F, E, P) )).
+    exclude(==(""), Lines, Given),
+    maplist(fact_line, Given, Fs),  % a line that is no fact fails the whole, as before: never skipped
+    forall(member(f(F, _, _), Fs), mirrored_fact(F)),
+    forall(member(f(F, E, P), Fs), ( retract_facts(Session, F), assert_fact(Session, F, E, P) )).
+fact_line(L, f(F, E, P)) :-
+    split_string(L, "\t", "", [FS, ES, PS]), term_string(F, FS), number_string(E, ES), atom_string(P, PS).
 
 %  sn_invalidate(+RB, +Session, +PatternAtom, -Out): remove matching facts and the fetch markers of the
 %  bindings that establish them, so the next proof fetches them again.
