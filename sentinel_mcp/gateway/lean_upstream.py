@@ -419,9 +419,10 @@ def live_session(client: Client) -> Any:
     """``client``'s SDK session, or the error of a connection that closed while a lean call was on its way
     (a reconnect tore it down: the call went away with it, and is answered so, never with the SDK's
     RuntimeError for a client used outside its context)."""
-    if getattr(client, "_session", None) is None:
-        raise MCPError(CONNECTION_CLOSED, "Connection closed: the connection ended during the call")
-    return client.session
+    try:
+        return client.session
+    except RuntimeError:  # (the SDK's word for a client whose context has ended)
+        raise MCPError(CONNECTION_CLOSED, "Connection closed: the connection ended during the call") from None
 
 
 def validated_result(client: Client, era: str, raw: dict[str, Any], utf8_texts: bool = False, *,
