@@ -38,7 +38,10 @@ from .identity_rig import ALICE, BOB, http_sentinel, text
 pytestmark = pytest.mark.timeout(180)
 LINGERING = Path(__file__).with_name("lingering_server.py")
 KINDS = ("log", "elicit", "sample", "roots")
-NO_ROOTS = "List roots not supported"  # the SDK's answer for a client that declared no roots
+# Sentinel's answer (audited) on a connection it did not tell it answers roots (undeclared_requests.py; it was
+# the SDK's own "List roots not supported", unaudited)
+NO_ROOTS = ("sentinel: a 'roots/list' request cannot be relayed: this connection was not told Sentinel "
+            "answers it")
 
 
 def _config(tmp: Path, isolation: str = "shared") -> Path:
