@@ -107,7 +107,9 @@ def _found(configured: str | None, *candidates: str | Path | None) -> str | None
             log.warning("swarm toolchain: %s", why)
             continue
         if p:
-            return p
+            # named by its real path: a tool's view of the files holds its program's real directory
+            # (``tool_files.kept_dirs``), where a path through a link (a ``.tools`` linked elsewhere) is none
+            return os.path.realpath(p)
     return None
 
 

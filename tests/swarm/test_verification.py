@@ -114,3 +114,18 @@ async def test_a_build_with_the_tools_on_reports_what_was_checked(tmp_path, mode
     assert any("aapt" in n for n in report["tools"]) and any("ktlint" in n for n in report["tools"])
     assert any("not checked here" in n for n in report["tools"])
     assert not [c for c in report["checks"] if c["severity"] == "BLOCKER"]  # style findings may stay (MINOR)
+
+
+def test_a_tool_reached_through_a_link_is_named_by_its_real_path(tmp_path) -> None:
+    """A tool's view of the files holds its program's real directory (``tool_files.kept_dirs``): a program
+    named through a linked directory (a checkout whose ``.tools`` is a link) was not in the view by that name,
+    and every Kotlin file passed unparsed (ktlint could not be started: ACCEPT)."""
+    from sentinel_mcp.swarm.toolchain import _found
+
+    real = tmp_path / "real"
+    real.mkdir()
+    program = real / "ktlint"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    assert _found(str(tmp_path / "linked" / "ktlint")) == str(program.resolve())
