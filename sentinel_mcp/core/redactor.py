@@ -314,9 +314,8 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked, whatever
     script their digits and words are written in (``_folded``). Each pattern runs only when the words or
     digits it needs are there (cheap substring tests keep long texts fast)."""
-    for s in sorted({s for s in secrets if s}, key=len, reverse=True) if secrets else ():
-        if len(s) >= 3:  # shorter values would mask unrelated characters everywhere
-            text = text.replace(s, mask(s))
+    if secrets:
+        text = _known_replaced(text, _longest_first(secrets))
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
     if not text.isascii():  # (any script's digits: ``\d`` is ``str.isdecimal``)
         digits = sum(map(len, _ANY_DIGITS.findall(text)))
@@ -422,13 +421,24 @@ def _scrub_each(value: Any, secrets: set[str]) -> Any:
     return value
 
 
+def _longest_first(secrets: Iterable[str]) -> list[str]:
+    """The known secret values worth masking, longest first (one inside another is masked whole); of 3
+    characters or more: shorter values would mask unrelated characters everywhere."""
+    return sorted({s for s in secrets if len(s) >= 3}, key=len, reverse=True)
+
+
+def _known_replaced(text: str, ordered: list[str]) -> str:
+    """``text`` with each of ``ordered`` (``_longest_first``) masked."""
+    for s in ordered:
+        if s in text:
+            text = text.replace(s, mask(s))
+    return text
+
+
 def _known_masked(value: Any, secrets: list[str]) -> Any:
-    """``value`` with each known secret (longest first) masked in its strings."""
+    """``value`` with each known secret (``_longest_first``) masked in its strings."""
     if isinstance(value, str):
-        for s in secrets:
-            if s in value:
-                value = value.replace(s, mask(s))
-        return value
+        return _known_replaced(value, secrets)
     if isinstance(value, dict):
         return {k: _known_masked(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
@@ -443,9 +453,8 @@ def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict
     out = dict(record)
     if out.get("arguments") is not None:
         out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
-        # a secret argument's value repeated in another ({"password": p, "confirm": p}); of 3 characters or
-        # more, as ``scrub_text`` (shorter values would mask unrelated characters everywhere)
-        known = sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True)
+        # a secret argument's value repeated in another ({"password": p, "confirm": p})
+        known = _longest_first(secrets)
         if known:
             out["arguments"] = _known_masked(out["arguments"], known)
     for key in ("reason", "proof", "error"):
