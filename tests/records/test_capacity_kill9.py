@@ -1,0 +1,123 @@
+"""kill -9 of a gateway under the capacity row's load: 16 keep-alive HTTP clients posting 2026-07-28
+single-request ``tools/call`` to the in-process no-op built-in (the lean HTTP path, the durable audit's group
+commit under concurrency). Every call answered before the kill has its decision row and its outcome row on
+disk: an answer goes only once its own row is durable, whichever commit (a group's, or one inline) carried it.
+Several rounds on one store, each killed at a random moment; then the chain verifies."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sentinel_mcp.gateway.call_record import META_KEY
+from tests.conftest import free_port, wait_http
+
+from .rig import TOKEN, audit_rows, kill_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = ROOT / "benchmarks" / "harness" / "serve_with_noop.py"  # the product + the ``bench`` no-op built-in
+CLIENTS = 16
+ROUNDS = 3
+MODERN = "2026-07-28"
+TOOL = "bench__noop"
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+           "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": TOOL,
+           "Authorization": f"Bearer {TOKEN}"}
+
+
+def _body(rid: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
+        "name": TOOL, "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientInfo": {"name": "kill9", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+
+
+def _client(port: int, name: str, answered: dict[str, str], lock: threading.Lock) -> None:
+    """One keep-alive connection, a call after another until the gateway is gone; each answer's decision id
+    kept as soon as its bytes were read."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        for i in range(1_000_000):
+            rid = f"{name}-{i}"
+            conn.request("POST", "/mcp", body=_body(rid), headers=HEADERS)
+            r = conn.getresponse()
+            text = r.read()
+            assert r.status == 200, text[:300]
+            msg = json.loads(text)
+            assert msg["id"] == rid and not msg["result"].get("isError"), msg
+            with lock:
+                answered[rid] = msg["result"]["_meta"][META_KEY]
+    except (OSError, http.client.HTTPException):
+        return  # the gateway was killed under us: that is the point
+    finally:
+        conn.close()
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def _start(config: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(LAUNCHER), "-c", str(config), "serve", "--http", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=_env(), start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/healthz", proc=proc, timeout=60)
+    except BaseException:
+        kill_tree(proc)
+        raise
+    return proc, port
+
+
+def test_every_call_answered_under_16_clients_has_its_rows_after_kill_9(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"mcpServers": {}, "sentinel": {
+        "data_dir": str(tmp_path / "data"), "builtins": ["bench"], "http": {"token": TOKEN}}}))
+    rng = random.Random(21)
+    answered: dict[str, str] = {}
+    lock = threading.Lock()
+    served_by = []  # the clients that had answers, each round (the load was concurrent)
+    for round_ in range(ROUNDS):
+        proc, port = _start(config)
+        try:
+            clients = [threading.Thread(target=_client, args=(port, f"r{round_}c{i}", answered, lock),
+                                        daemon=True) for i in range(CLIENTS)]
+            before = len(answered)
+            for c in clients:
+                c.start()
+            deadline = time.monotonic() + 60
+            while len(answered) < before + 200 and time.monotonic() < deadline:  # under load first
+                time.sleep(0.02)
+            time.sleep(rng.random() * 0.5)
+            os.kill(proc.pid, signal.SIGKILL)  # mid-load: calls in flight, rows in a group commit
+            for c in clients:
+                c.join(timeout=60)
+            assert not any(c.is_alive() for c in clients)
+        finally:
+            kill_tree(proc)
+        with lock:
+            served_by.append({rid.split("-")[0] for rid in answered if rid.startswith(f"r{round_}c")})
+    assert all(len(s) == CLIENTS for s in served_by), [len(s) for s in served_by]
+
+    rows = audit_rows(tmp_path / "data" / "sentinel.db")
+    decided = {r["decision_id"] for r in rows if r["event"] == "decision" and r["tool"] == TOOL}
+    outcomes = {r["decision_id"] for r in rows if r["event"] == "outcome" and r["outcome"] == "ok"}
+    assert len(answered) >= ROUNDS * 200
+    assert len(set(answered.values())) == len(answered)  # a decision id per call
+    # zero answered calls without their decision row, zero without their outcome row
+    assert [rid for rid, d in answered.items() if d not in decided] == []
+    assert [rid for rid, d in answered.items() if d not in outcomes] == []
+    verify = subprocess.run([sys.executable, str(LAUNCHER), "-c", str(config), "audit", "verify"],
+                            capture_output=True, text=True, timeout=120, cwd=ROOT, env=_env())
+    assert verify.returncode == 0 and "chain intact" in verify.stdout, verify.stdout + verify.stderr
