@@ -20,10 +20,9 @@ from pathlib import Path
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, wait_http
 
-from .rig import TOKEN, audit_rows, kill_tree
+from .rig import ROOT, TOKEN, audit_rows, kill_tree
 
-ROOT = Path(__file__).resolve().parents[2]
-LAUNCHER = ROOT / "benchmarks" / "harness" / "serve_with_noop.py"  # the product + the ``bench`` no-op built-in
+LAUNCHER = ROOT / "benchmarks" / "harness" / "serve_with_noop.py"  # the product and the no-op ``bench``
 CLIENTS = 16
 ROUNDS = 3
 MODERN = "2026-07-28"
