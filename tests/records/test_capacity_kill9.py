@@ -1,8 +1,9 @@
 """kill -9 of a gateway under the capacity row's load: 16 keep-alive HTTP clients posting 2026-07-28
 single-request ``tools/call`` to the in-process no-op built-in (the lean HTTP path, the durable audit's group
 commit under concurrency). Every call answered before the kill has its decision row and its outcome row on
-disk: an answer goes only once its own row is durable, whichever commit (a group's, or one inline) carried it.
-Several rounds on one store, each killed at a random moment; then the chain verifies."""
+disk: an answer goes only once its own row is durable, whichever commit carried it (a group's under 16
+clients; with one client, alone, the loop's own inline commit). Several rounds on one store, each killed at a
+random moment; then the chain verifies."""
 
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from sentinel_mcp.gateway.call_record import META_KEY
 from tests.conftest import free_port, wait_http
 
 from .rig import ROOT, TOKEN, audit_rows, kill_tree
 
 LAUNCHER = ROOT / "benchmarks" / "harness" / "serve_with_noop.py"  # the product and the no-op ``bench``
-CLIENTS = 16
 ROUNDS = 3
 MODERN = "2026-07-28"
 TOOL = "bench__noop"
@@ -79,7 +81,8 @@ def _start(config: Path) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-def test_every_call_answered_under_16_clients_has_its_rows_after_kill_9(tmp_path: Path) -> None:
+@pytest.mark.parametrize("clients", [16, 1])
+def test_every_answered_call_has_its_rows_after_kill_9(tmp_path: Path, clients: int) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path / "data"), "builtins": ["bench"], "http": {"token": TOKEN}}}))
@@ -90,24 +93,24 @@ def test_every_call_answered_under_16_clients_has_its_rows_after_kill_9(tmp_path
     for round_ in range(ROUNDS):
         proc, port = _start(config)
         try:
-            clients = [threading.Thread(target=_client, args=(port, f"r{round_}c{i}", answered, lock),
-                                        daemon=True) for i in range(CLIENTS)]
+            threads = [threading.Thread(target=_client, args=(port, f"r{round_}c{i}", answered, lock),
+                                        daemon=True) for i in range(clients)]
             before = len(answered)
-            for c in clients:
-                c.start()
+            for t in threads:
+                t.start()
             deadline = time.monotonic() + 60
             while len(answered) < before + 200 and time.monotonic() < deadline:  # under load first
                 time.sleep(0.02)
             time.sleep(rng.random() * 0.5)
             os.kill(proc.pid, signal.SIGKILL)  # mid-load: calls in flight, rows in a group commit
-            for c in clients:
-                c.join(timeout=60)
-            assert not any(c.is_alive() for c in clients)
+            for t in threads:
+                t.join(timeout=60)
+            assert not any(t.is_alive() for t in threads)
         finally:
             kill_tree(proc)
         with lock:
             served_by.append({rid.split("-")[0] for rid in answered if rid.startswith(f"r{round_}c")})
-    assert all(len(s) == CLIENTS for s in served_by), [len(s) for s in served_by]
+    assert all(len(s) == clients for s in served_by), [len(s) for s in served_by]
 
     rows = audit_rows(tmp_path / "data" / "sentinel.db")
     decided = {r["decision_id"] for r in rows if r["event"] == "decision" and r["tool"] == TOOL}
