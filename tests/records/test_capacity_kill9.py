@@ -2,8 +2,8 @@
 single-request ``tools/call`` to the in-process no-op built-in (the lean HTTP path, the durable audit's group
 commit under concurrency). Every call answered before the kill has its decision row and its outcome row on
 disk: an answer goes only once its own row is durable, whichever commit carried it (a group's under 16
-clients; with one client, alone, the loop's own inline commit). Several rounds on one store, each killed at a
-random moment; then the chain verifies."""
+clients; with one client, alone, the loop may commit inline: ``write_inline``). Several rounds on one store,
+each killed at a random moment; then the chain verifies."""
 
 from __future__ import annotations
 
