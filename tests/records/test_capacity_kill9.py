@@ -1,6 +1,7 @@
 """kill -9 of a gateway under the capacity row's load: 16 keep-alive HTTP clients posting 2026-07-28
 single-request ``tools/call`` to the in-process no-op built-in (the lean HTTP path, the durable audit's group
-commit under concurrency). Every call answered before the kill has its decision row and its outcome row on
+commit under concurrency); and the same of 2025-11-25 calls, each client on a session of its own (the lean
+session path). Every call answered before the kill has its decision row and its outcome row on
 disk: an answer goes only once its own row is durable, whichever commit carried it (a group's under 16
 clients; with one client, alone, the loop may commit inline: ``write_inline``). Several rounds on one store,
 each killed at a random moment; then the chain verifies."""
@@ -27,33 +28,59 @@ from .rig import ROOT, TOKEN, audit_rows, kill_tree
 
 LAUNCHER = ROOT / "benchmarks" / "harness" / "serve_with_noop.py"  # the product and the no-op ``bench``
 ROUNDS = 3
-MODERN = "2026-07-28"
+MODERN, HANDSHAKE = "2026-07-28", "2025-11-25"
 TOOL = "bench__noop"
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": TOOL,
-           "Authorization": f"Bearer {TOKEN}"}
+BASE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {TOKEN}"}
+HEADERS = {**BASE, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": TOOL}
 
 
-def _body(rid: str) -> str:
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {
-        "name": TOOL, "arguments": {},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
-                  "io.modelcontextprotocol/clientInfo": {"name": "kill9", "version": "1"},
-                  "io.modelcontextprotocol/clientCapabilities": {}}}})
+def _body(rid: str, era: str) -> str:
+    params: dict = {"name": TOOL, "arguments": {}}
+    if era == MODERN:
+        params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                           "io.modelcontextprotocol/clientInfo": {"name": "kill9", "version": "1"},
+                           "io.modelcontextprotocol/clientCapabilities": {}}
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
 
 
-def _client(port: int, name: str, answered: dict[str, str], wrong: list[str], lock: threading.Lock) -> None:
+def _message(content_type: str, text: bytes) -> dict:
+    """The JSON-RPC answer of a POST: its JSON body, or the last ``data:`` line of its event stream."""
+    if content_type.startswith("text/event-stream"):
+        data = [line[5:] for line in text.splitlines() if line.startswith(b"data:")]
+        text = data[-1] if data else b"{}"
+    return json.loads(text)
+
+
+def _session(conn: http.client.HTTPConnection) -> dict[str, str]:
+    """The headers of calls on a 2025-era session this connection opened (initialize, initialized)."""
+    opening = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "kill9", "version": "1"}}}
+    conn.request("POST", "/mcp", headers=BASE, body=json.dumps(opening))
+    r = conn.getresponse()
+    r.read()
+    sid = r.getheader("mcp-session-id") or ""
+    headers = {**BASE, "MCP-Protocol-Version": HANDSHAKE, "Mcp-Session-Id": sid}
+    conn.request("POST", "/mcp", headers=headers,
+                 body=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    conn.getresponse().read()
+    return headers
+
+
+def _client(port: int, name: str, era: str, answered: dict[str, str], wrong: list[str],
+            lock: threading.Lock) -> None:
     """One keep-alive connection, a call after another until the gateway is gone; each answer's decision id
     kept as soon as its bytes were read (an answer that is not the call's result: kept in ``wrong``, and the
     client stops)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
+        headers = HEADERS if era == MODERN else _session(conn)
         for i in range(1_000_000):
             rid = f"{name}-{i}"
-            conn.request("POST", "/mcp", body=_body(rid), headers=HEADERS)
+            conn.request("POST", "/mcp", body=_body(rid, era), headers=headers)
             r = conn.getresponse()
             text = r.read()
-            msg = json.loads(text) if r.status == 200 else {}
+            msg = _message(r.getheader("content-type") or "", text) if r.status == 200 else {}
             result = msg.get("result")
             if msg.get("id") != rid or not isinstance(result, dict) or result.get("isError"):
                 wrong.append(f"{rid}: HTTP {r.status}: {text[:300]!r}")
@@ -84,8 +111,8 @@ def _start(config: Path) -> tuple[subprocess.Popen, int]:
     return proc, port
 
 
-@pytest.mark.parametrize("clients", [16, 1])
-def test_every_answered_call_has_its_rows_after_kill_9(tmp_path: Path, clients: int) -> None:
+@pytest.mark.parametrize("clients, era", [(16, MODERN), (1, MODERN), (16, HANDSHAKE)])
+def test_every_answered_call_has_its_rows_after_kill_9(tmp_path: Path, clients: int, era: str) -> None:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"mcpServers": {}, "sentinel": {
         "data_dir": str(tmp_path / "data"), "builtins": ["bench"], "http": {"token": TOKEN}}}))
@@ -97,8 +124,9 @@ def test_every_answered_call_has_its_rows_after_kill_9(tmp_path: Path, clients: 
     for round_ in range(ROUNDS):
         proc, port = _start(config)
         try:
-            threads = [threading.Thread(target=_client, args=(port, f"r{round_}c{i}", answered, wrong, lock),
-                                        daemon=True) for i in range(clients)]
+            threads = [threading.Thread(target=_client, daemon=True,
+                                        args=(port, f"r{round_}c{i}", era, answered, wrong, lock))
+                       for i in range(clients)]
             before = len(answered)
             for t in threads:
                 t.start()
