@@ -12,11 +12,13 @@ Usage: python benchmarks/harness/fdatasync_by_bytes.py [--dir DIR] [--commits N]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 FRAME_HEADER = 24
 LOG_BYTES = 4 * 1024 * 1024  # SQLite's default checkpoint size: 1000 pages of 4 KiB
@@ -42,6 +44,29 @@ def commit_times(fd: int, frames: int, page: int, commits: int,
     return sync, whole, offset
 
 
+@contextlib.contextmanager
+def log_file(directory: str) -> Iterator[int]:
+    """A file of the log's size in ``directory``, its blocks written and synced (no growth below), open."""
+    path = Path(tempfile.mkstemp(prefix="fdatasync-", dir=directory)[1])
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.pwrite(fd, b"\0" * LOG_BYTES, 0)
+        os.fsync(fd)
+        yield fd
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
+def commit_latency(directory: str, commits: int = 100, frames: int = 8) -> tuple[float, float]:
+    """p50 and p90 ms of a commit's writes + ``fdatasync`` in ``directory`` (8 frames: the capacity row's
+    group commit of 7-9 rows wrote ~16 ``pwrite``s), for the row's disk ceiling (benchmarks/README.md)."""
+    with log_file(directory) as fd:
+        _, whole, _ = commit_times(fd, frames, 4096, commits, 32)
+    q = statistics.quantiles(whole, n=10)
+    return statistics.median(whole), q[8]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default=tempfile.gettempdir())
@@ -51,11 +76,7 @@ def main() -> None:
     ap.add_argument("--pages", default="4096", help="page sizes, alternated with the frame counts")
     args = ap.parse_args()
     sizes = [(int(p), int(f)) for p in args.pages.split(",") for f in args.frames.split(",")]
-    path = Path(tempfile.mkstemp(prefix="fdatasync-", dir=args.dir)[1])
-    fd = os.open(path, os.O_RDWR)
-    try:
-        os.pwrite(fd, b"\0" * LOG_BYTES, 0)  # the file's blocks exist and are written: no growth below
-        os.fsync(fd)
+    with log_file(args.dir) as fd:
         system: dict[tuple[int, int], float] = {n: 0.0 for n in sizes}
         sync: dict[tuple[int, int], list[float]] = {n: [] for n in sizes}
         whole: dict[tuple[int, int], list[float]] = {n: [] for n in sizes}
@@ -67,9 +88,6 @@ def main() -> None:
                 system[page, n] += time.thread_time() - before
                 sync[page, n] += s
                 whole[page, n] += w
-    finally:
-        os.close(fd)
-        path.unlink()
     print(f"fdatasync after N frames of a page + {FRAME_HEADER} bytes, in {args.dir}, "
           f"{args.rounds} alternated rounds x {args.commits} commits, load {os.getloadavg()[0]:.1f}; ms")
     print(f"{'page':>5} {'frames':>6} {'bytes':>7} {'sync p50':>9} {'sync p90':>9} {'write+sync p50':>15} "
