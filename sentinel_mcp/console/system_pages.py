@@ -57,7 +57,7 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         return gate.book if gate is not None else None
 
     async def consents(request: Request, viewer: Viewer) -> Response:
-        from sentinel_mcp.console import sensor_consents  # the sensors' store: read by this page, not at start
+        from sentinel_mcp.console import sensor_consents  # the sensors' store: by this page, not at start
 
         book = _book()
         items = book.list(viewer.principal.name) if book is not None else []
