@@ -1,5 +1,6 @@
-"""Write ``gateway/builtin_descriptions.json``: the deferrable built-ins, built eagerly with the embedded
-default's settings, as the gateway sees them (``python -m sentinel_mcp.app.describe_builtins``)."""
+"""Write ``gateway/builtin_descriptions.json``: the deferrable built-ins (``RECORDED``), built eagerly with
+the embedded default's settings, as the gateway sees them
+(``python -m sentinel_mcp.app.describe_builtins``)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ import anyio
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import Config, embedded_default
-from sentinel_mcp.gateway.builtin_description import DEFERRABLE, FILE, plain, record
+from sentinel_mcp.gateway.builtin_description import FILE, RECORDED, plain, record
 from sentinel_mcp.gateway.upstream import BuiltinTarget
 
 
 async def describe_all(config: Config) -> dict[str, Any]:
     out: dict[str, Any] = {}
     async with running_gateway(config, lazy_builtins=False) as rt:
-        for name in DEFERRABLE:
+        for name in RECORDED:
             up = rt.manager.upstreams.get(name)
             if up is None or up.client is None or not isinstance(up.target, BuiltinTarget):
                 continue

@@ -257,7 +257,7 @@ def _limit(config: Config, name: str, target: BuiltinTarget, own: float, protoco
 @contextlib.asynccontextmanager
 async def running_gateway(
     config: Config, *, default_session: str | None = None, startup_wait: float = 15.0,
-    lazy_builtins: bool = True,
+    lazy_builtins: bool = True, deferrable: tuple[str, ...] = builtin_description.DEFERRABLE,
 ) -> AsyncIterator[Runtime]:
     """The upstreams of the config connect first (a stdio upstream: its process spawned, its own interpreter
     and
@@ -298,7 +298,8 @@ async def running_gateway(
                         await up.launched.wait()
             try:
                 async with _assembled(
-                    config, manager, all_added, manager_started, default_session, lazy_builtins
+                    config, manager, all_added, manager_started, default_session,
+                    deferrable if lazy_builtins else (),
                 ) as runtime:
                     yielded = True
                     with serving_collector():  # start-up's objects frozen, young ones collected less often
@@ -323,7 +324,7 @@ async def _assembled(
     all_added: anyio.Event,
     manager_started: anyio.Event,
     default_session: str | None,
-    lazy_builtins: bool = True,
+    deferrable: tuple[str, ...] = builtin_description.DEFERRABLE,
 ) -> AsyncIterator[Runtime]:
     shared, shared_problems = shared_store(config)  # several replicas on one PostgreSQL (gateway/replica.py)
     if shared is not None:  # a serving role on a schema behind this Sentinel: refused (server_stores.py)
@@ -384,7 +385,7 @@ async def _assembled(
             store=shared.url if shared is not None else None,
         )
         described = (
-            builtin_description.load(name, ctx.settings) if lazy_builtins and ctx.store is None else None
+            builtin_description.load(name, ctx.settings, deferrable=deferrable) if ctx.store is None else None
         )
         if described is not None and importlib.util.find_spec(BUILTINS[name].partition(":")[0]) is not None:
             # its catalog from the record; its module imported and its server built on first use (a failure

@@ -14,6 +14,7 @@ from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.config_audit import SYNC_MEANING
 from sentinel_mcp.app.runtime import Runtime, running_gateway
 from sentinel_mcp.core.host import HostState
+from sentinel_mcp.gateway.builtin_description import RECORDED
 from sentinel_mcp.storage.location import shown_location
 
 log = logging.getLogger(__name__)
@@ -30,7 +31,8 @@ async def serve_stdio(config: Config) -> None:
     from sentinel_mcp.gateway.stdio_lean_calls import StdioLeanCalls
     from sentinel_mcp.gateway.stdio_transport import stdio_transport
 
-    async with running_gateway(config, default_session="stdio") as rt:
+    # the agent built-in too is built on its first use: no console here follows its trace store
+    async with running_gateway(config, default_session="stdio", deferrable=RECORDED) as rt:
         for p in [*rt.problems, *rt.catalog_health.problems]:
             log.warning(p)
         if rt.policy_problem:

@@ -25,7 +25,6 @@ from sentinel_mcp.console.web import Console
 from sentinel_mcp.core.display_text import safe_text
 from sentinel_mcp.swarm.build_lease import end_lapsed
 from sentinel_mcp.swarm.build_progress import missing_rows
-from sentinel_mcp.swarm.build_service import TASK_ID, end_orphans
 from sentinel_mcp.swarm.path_safety import UnsafePathError, check_relative_path
 from sentinel_mcp.swarm.state import TERMINAL_STATES, SwarmStore
 from sentinel_mcp.swarm.task_lock import TaskLock
@@ -54,6 +53,10 @@ async def _store(console: Console) -> SwarmStore | None:
         return store
     if root is None or not (root / "swarm.db").exists():
         return None
+    # the build service (the swarm's pipeline, its backends) imported by the first look at a build, not by
+    # the front's start (issue 21, cold start; tests/console/test_console_start_imports.py)
+    from sentinel_mcp.swarm.build_service import end_orphans
+
     store = await SwarmStore(root / "swarm.db").open()
     # a build whose process died (killed, the machine restarted) reads as ended, never "running" for ever:
     # the built-in ends such builds only when it starts, at its first use
@@ -66,6 +69,8 @@ async def _store(console: Console) -> SwarmStore | None:
 
 
 async def _owned(store: SwarmStore, task_id: str, principal: str) -> dict[str, Any] | None:
+    from sentinel_mcp.swarm.build_service import TASK_ID
+
     if not TASK_ID.fullmatch(task_id):
         return None
     task = await store.get_task(task_id)

@@ -10,7 +10,6 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from device_tools.sensors.errors import StoreUnavailable
-from sentinel_mcp.console import sensor_consents
 from sentinel_mcp.console.auth import Viewer
 from sentinel_mcp.console.form_body import FormRefused, bounded
 from sentinel_mcp.console.form_values import stored_text
@@ -58,6 +57,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         return gate.book if gate is not None else None
 
     async def consents(request: Request, viewer: Viewer) -> Response:
+        from sentinel_mcp.console import sensor_consents  # the sensors' store: by this page, not at start
+
         book = _book()
         items = book.list(viewer.principal.name) if book is not None else []
         sensors, sensors_down = [], None
@@ -89,6 +90,8 @@ def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:
         sensor = _SENSORS.get(_one(request, "sensor", MAX_SENSOR, "the sensor"))
         if sensor is None:
             raise FormRefused(400, "refused: the sensor is not one of the device's sensors; nothing done")
+        from sentinel_mcp.console import sensor_consents
+
         try:
             await sensor_consents.revoke(console.runtime.config, viewer.principal.name, sensor)
         except StoreUnavailable as e:

@@ -23,6 +23,10 @@ FILE = Path(__file__).with_name("builtin_descriptions.json")
 # built-ins whose start-up has no effect on the rest but their own server: deferring them changes nothing
 # else (the llm shares its model status, the agent its trace store, with /healthz and the console at start)
 DEFERRABLE = ("sentinel", "device", "sensors", "swarm", "a2a")
+# deferred only by a front that reads none of their shared objects at start: over stdio (no console there to
+# follow the agent's trace store); the HTTP front builds them at start (console/agent_pages.py)
+STDIO_DEFERRABLE = ("agent",)
+RECORDED = DEFERRABLE + STDIO_DEFERRABLE
 
 
 @dataclass(frozen=True)
@@ -63,9 +67,11 @@ def record(up: Any, server: Any) -> dict[str, Any]:
     }
 
 
-def load(name: str, settings: dict[str, Any], path: Path = FILE) -> Description | None:
-    """The recorded description of built-in ``name`` if it was recorded with these settings, else None."""
-    if name not in DEFERRABLE:
+def load(name: str, settings: dict[str, Any], path: Path = FILE,
+         deferrable: tuple[str, ...] = DEFERRABLE) -> Description | None:
+    """The recorded description of built-in ``name`` if it was recorded with these settings and the front
+    may defer it (``deferrable``), else None."""
+    if name not in deferrable:
         return None
     try:
         entry = json.loads(path.read_text(encoding="utf-8")).get(name)

@@ -18,7 +18,7 @@ from sentinel_mcp.app.describe_builtins import default_without_upstreams, descri
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core import builtin as builtin_registry
 from sentinel_mcp.gateway.audit import read_audit
-from sentinel_mcp.gateway.builtin_description import DEFERRABLE, FILE
+from sentinel_mcp.gateway.builtin_description import FILE, RECORDED
 
 pytestmark = pytest.mark.timeout(120)
 THREADED = "tests.gateway.threaded_import_builtin"
@@ -31,7 +31,7 @@ def _config() -> Any:  # its state under the ``data_dir`` fixture's directory
 async def test_the_record_equals_what_the_builtins_register(tmp_path, data_dir):
     recorded = json.loads(FILE.read_text(encoding="utf-8"))
     now = await describe_all(_config())
-    assert set(now) == set(DEFERRABLE)
+    assert set(now) == set(RECORDED)
     # on a difference: python -m sentinel_mcp.app.describe_builtins writes the record again
     assert now == recorded
 
@@ -51,17 +51,18 @@ async def _listing(rt: Any, mode: str) -> tuple[str, str, str, str]:
 async def test_the_catalog_is_the_same_bytes_lazily_and_eagerly(tmp_path, data_dir):
     seen: dict[bool, Any] = {}
     for lazy in (True, False):
-        async with running_gateway(_config(), lazy_builtins=lazy) as rt:
-            loaded = {n: rt.manager.upstreams[n].loaded for n in DEFERRABLE}
-            assert loaded == {n: not lazy for n in DEFERRABLE}
+        # every recorded built-in deferred, as the stdio front defers them (the agent's too)
+        async with running_gateway(_config(), lazy_builtins=lazy, deferrable=RECORDED) as rt:
+            loaded = {n: rt.manager.upstreams[n].loaded for n in RECORDED}
+            assert loaded == {n: not lazy for n in RECORDED}
             seen[lazy] = [await _listing(rt, mode) for mode in ("legacy", "auto")]
             routes = rt.manager.catalog.tools
             seen[lazy].append(sorted((n, r.identity, r.upstream) for n, r in routes.items()))
             # the era decides whether a call is held for its own questions: known before it is built
             seen[lazy].append([(n, rt.front.port.pushes_mid_call(n)) for n in sorted(routes)])
-            seen[lazy].append({n: rt.manager.upstreams[n].offers("resources") for n in DEFERRABLE})
+            seen[lazy].append({n: rt.manager.upstreams[n].offers("resources") for n in RECORDED})
             if lazy:  # listing does not build them
-                assert all(rt.manager.upstreams[n].target.server is None for n in DEFERRABLE)
+                assert all(rt.manager.upstreams[n].target.server is None for n in RECORDED)
             assert rt.problems == []
     assert seen[True] == seen[False]
     assert '"device__screen_read"' in seen[True][0][0]
