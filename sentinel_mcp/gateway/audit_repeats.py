@@ -9,8 +9,9 @@ decision row's results are kept, by decision id, and the outcome row of the same
 still holds the very same objects with the same content (their JSON text compared: a tool that changed its
 arguments in place gets them redacted again) and the same secret argument names. Its reason and error are
 scrubbed of the secret values the arguments held, as ``redact_record`` scrubs them. Nothing is shared between
-calls: the key is the call's decision id, and an entry is taken once. Bounded (``CAPACITY`` calls in flight);
-an evicted entry only means the outcome row is redacted afresh.
+calls: the key is the call's decision id, and an entry is taken once. Bounded (``CAPACITY`` calls in flight,
+``MAX_KEPT_CHARS`` of JSON each: a call whose outcome row never comes holds little); an evicted or unkept
+entry only means the outcome row is redacted afresh.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sentinel_mcp.core.audit_entry import AuditEntry
 from sentinel_mcp.core.redactor import scrub_with
 
 CAPACITY = 64
+MAX_KEPT_CHARS = 65_536  # arguments and proof together, as JSON; larger ones are redacted again
 # the content check: strict JSON of exact values (anything else, a NaN or an object: never kept)
 _RAW = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 
@@ -60,7 +62,7 @@ class RepeatedRows:
         if entry.event != "decision" or secrets is None or not entry.decision_id:
             return  # (None: the usual row without arguments or proof, or one redacted from a shallow copy)
         raw = _raw([entry.arguments, entry.proof])
-        if raw is None:
+        if raw is None or len(raw) > MAX_KEPT_CHARS:
             return
         self.kept[entry.decision_id] = _Kept(entry, raw, secrets, redacted, arguments_text, proof_text)
         while len(self.kept) > self.capacity:

@@ -18,7 +18,7 @@ from sentinel_mcp.core import redactor
 from sentinel_mcp.core.display_text import Marked
 from sentinel_mcp.gateway import audit as audit_module
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog, redact_entry
-from sentinel_mcp.gateway.audit_repeats import CAPACITY, RepeatedRows
+from sentinel_mcp.gateway.audit_repeats import CAPACITY, MAX_KEPT_CHARS, RepeatedRows
 from tests.policy.test_lazy_proofs import HOSTILE
 
 SECRETS = [
@@ -185,6 +185,20 @@ def test_final_rows_and_other_redactors_keep_nothing_and_it_is_bounded(tmp_path)
                            arguments={"x": float("nan")}, decision_id="n1")
     nan.keep(nan_entry, set(), nan_entry, "{}", None)
     assert not nan.kept
+
+
+def test_a_proof_changed_in_place_and_large_arguments_are_redacted_afresh(tmp_path) -> None:
+    log = AuditLog(tmp_path / "a.db")
+    proof: dict[str, Any] = {"goal": "ok", "by": ["plain"]}
+    base = dict(session="s", tool="t", decision="allow", arguments={"q": "x"}, proof=proof, decision_id="p1")
+    log.row(AuditEntry(event="decision", outcome="forwarded", **base))
+    proof["by"].append("4111 1111 1111 1111")
+    outcome = AuditEntry(event="outcome", outcome="ok", **base)
+    row = log.row(outcome)
+    assert row == _alone(log, outcome) and "1111 1111" not in repr(row)
+    big = {"q": "y" * (MAX_KEPT_CHARS + 1)}
+    log.row(AuditEntry(event="decision", outcome="forwarded", **{**base, "arguments": big, "proof": None}))
+    assert not log._repeats.kept  # a call that never writes its outcome row holds no large copy
 
 
 def test_arguments_nested_past_the_recursion_limit_are_stored_as_alone(tmp_path) -> None:
