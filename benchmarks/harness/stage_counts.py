@@ -7,7 +7,9 @@ its frame chain (a coroutine resumed by the loop has its awaiting coroutines as 
 resumed after an ``await`` is still counted in its stage); a call in no stage is the loop's own (``loop``).
 The client is ``work_counts.py``'s stdio driver (a JSON-lines writer, 200 warm-up calls, the toolbox's no-op
 over stdio, the data directory on tmpfs). Stages nest; each count is the calls not in an inner stage.
-Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300]
+``--echo``: the toolbox's echo with a 64-character text instead, guarded by a one-rule rulebase (its proof in
+both audit rows).
+Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300] [--echo]
 """
 
 from __future__ import annotations
@@ -113,7 +115,12 @@ def serve_counted(argv: list[str]) -> None:
     runpy.run_path(target, run_name="__main__")
 
 
-def stage_counts(tree: Path, calls: int) -> dict[str, float]:
+# ``--echo``: a call with an argument, guarded by a rulebase (a proof in both audit rows)
+ECHO_RULES = "guard('tb__echo', [text = T], require(\\+ sub_atom(T, _, _, _, forbidden), 'forbidden')).\n"
+ECHO_ARGUMENTS = {"text": "please cancel reservation ZFA04Y for mia_li_3668: change of plan"}
+
+
+def stage_counts(tree: Path, calls: int, echo: bool = False) -> dict[str, float]:
     """Calls per request by stage, for ``tree``'s gateway (its sources first on the path), run by this
     interpreter (both trees alike)."""
     sys.path[:0] = [str(HERE.parent)]
@@ -124,6 +131,8 @@ def stage_counts(tree: Path, calls: int) -> dict[str, float]:
     wc._python = lambda t: sys.executable
     wc._per_call = lambda t, out, n: {k: v / n for k, v in json.loads(out.read_text()).items()}
     try:
+        if echo:
+            return wc.stdio_call_counts(tree, calls, tool="echo", arguments=ECHO_ARGUMENTS, rules=ECHO_RULES)
         return wc.stdio_call_counts(tree, calls)
     finally:
         wc.HERE, wc._python, wc._per_call = saved
@@ -133,6 +142,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", help="the other source tree")
     ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--echo", action="store_true",
+                    help="the toolbox's echo with a text argument, guarded by a one-rule rulebase")
     ap.add_argument("--serve", help=argparse.SUPPRESS)  # the tree (work_counts' child arguments)
     args, rest = ap.parse_known_args()
     if args.serve:
@@ -141,7 +152,7 @@ def main() -> None:
     trees = {"this tree": ROOT}
     if args.base:
         trees = {"base": Path(args.base).resolve(), **trees}
-    rows = {name: stage_counts(tree, args.calls) for name, tree in trees.items()}
+    rows = {name: stage_counts(tree, args.calls, args.echo) for name, tree in trees.items()}
     stages = list(dict.fromkeys([s for _, _, s in STAGES] + [k for r in rows.values() for k in r]))
     head = "stage (Python calls per stdio tools/call, 2026-07-28)"
     print(f"{head:52s} " + " ".join(f"{n:>10s}" for n in rows))
