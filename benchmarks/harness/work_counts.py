@@ -216,18 +216,25 @@ def _per_call(tree: Path, out: Path, calls: int) -> dict[str, float]:
     return counts
 
 
-def stdio_call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[str, float]:
+def stdio_call_counts(tree: Path, calls: int, era: str = "2026-07-28", tool: str = "noop",
+                      arguments: dict[str, Any] | None = None, rules: str | None = None) -> dict[str, float]:
     """Function calls per ``tools/call`` on the stdio front's event-loop thread, forwarded to the test
     toolbox's no-op over stdio: {function: calls per request}. ``era`` 2025-11-25: the client's handshake
-    first, then calls without an envelope."""
+    first, then calls without an envelope. ``tool``, ``arguments``: another of the toolbox's tools;
+    ``rules``: a rulebase's text, the guard (else the default guard)."""
     # the data directory on tmpfs where there is one: slow commits on a busy disk turn inline commits off for
     # a while (``storage/inline_policy.py``), which moves the count by ~100 midway through a run
     shm = Path("/dev/shm")
     tmp = Path(tempfile.mkdtemp(prefix="work-counts-stdio-", dir=shm if shm.is_dir() else None))
     cfg = tmp / "c.json"
     toolbox = str(ROOT / "tests" / "gateway" / "toolbox_server.py")
+    rulebases = []
+    if rules is not None:
+        (tmp / "rules.pl").write_text(rules)
+        rulebases = [str(tmp / "rules.pl")]
     cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [toolbox]}},
-                               "sentinel": {"data_dir": str(tmp / "data"), "builtins": []}}))
+                               "sentinel": {"data_dir": str(tmp / "data"), "builtins": [],
+                                            "rulebases": rulebases}}))
     out = tmp / "main.prof"
     proc = subprocess.Popen([_python(tree), str(HERE), "--serve", str(tree), "-c", str(cfg), "serve"],
                             env=_profiled(tree, out), cwd=tree, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -236,9 +243,9 @@ def stdio_call_counts(tree: Path, calls: int, era: str = "2026-07-28") -> dict[s
             "io.modelcontextprotocol/clientInfo": {"name": "work-counts", "version": "1"},
             "io.modelcontextprotocol/clientCapabilities": {}}
     assert proc.stdin and proc.stdout
-    params: dict[str, Any] = {"name": "tb__noop", "arguments": {}, "_meta": meta}
+    params: dict[str, Any] = {"name": f"tb__{tool}", "arguments": arguments or {}, "_meta": meta}
     if era != "2026-07-28":
-        params = {"name": "tb__noop", "arguments": {}}
+        params = {"name": f"tb__{tool}", "arguments": arguments or {}}
         hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                  "params": {"protocolVersion": era, "capabilities": {},
                             "clientInfo": {"name": "work-counts", "version": "1"}}}

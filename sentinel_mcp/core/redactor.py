@@ -446,17 +446,31 @@ def _known_masked(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+def redact_arguments(arguments: Any, sensitive: Iterable[str] = ()) -> tuple[Any, set[str]]:
+    """A call's arguments as they may be stored (a copy), and the secret values found in them, which the
+    record's other fields are scrubbed of (``scrub_with``)."""
+    secrets: set[str] = set()
+    out = redact_value(arguments, set(sensitive), secrets)
+    # a secret argument's value repeated in another ({"password": p, "confirm": p})
+    known = _longest_first(secrets)
+    if known:
+        out = _known_masked(out, known)
+    return out, secrets
+
+
+def scrub_with(value: Any, secrets: set[str]) -> Any:
+    """A record's reason, proof or error (text or JSON-like) with ``secrets`` and recognisable secrets
+    masked; ``value`` itself when nothing was."""
+    return None if value is None else _scrub_any(value, secrets)
+
+
 def redact_record(record: dict[str, Any], sensitive: Iterable[str] = ()) -> dict[str, Any]:
     """An audit record (``arguments``, ``reason``, ``proof``, ``error`` and any other fields) as it may be
     stored: a new dict, the input untouched."""
     secrets: set[str] = set()
     out = dict(record)
     if out.get("arguments") is not None:
-        out["arguments"] = redact_value(out["arguments"], set(sensitive), secrets)
-        # a secret argument's value repeated in another ({"password": p, "confirm": p})
-        known = _longest_first(secrets)
-        if known:
-            out["arguments"] = _known_masked(out["arguments"], known)
+        out["arguments"], secrets = redact_arguments(out["arguments"], sensitive)
     for key in ("reason", "proof", "error"):
         if out.get(key) is not None:
             out[key] = _scrub_any(out[key], secrets)

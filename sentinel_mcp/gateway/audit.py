@@ -24,6 +24,7 @@ from typing import Any, Awaitable, Callable
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway.audit_batch import RowBatch, batchable
 from sentinel_mcp.gateway.audit_schema import GENESIS, HASHED, OPTIONAL_TAIL, SCHEMA
+from sentinel_mcp.gateway.audit_repeats import RepeatedRows
 from sentinel_mcp.gateway.audit_readback import audit_files, read_audit, read_open
 from sentinel_mcp.gateway.audit_seal import Sealer
 from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
@@ -32,7 +33,7 @@ from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.record_bounds import (
     AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow,
 )
-from sentinel_mcp.core.redactor import redact_record, scrub_text
+from sentinel_mcp.core.redactor import redact_arguments, redact_record, scrub_text, scrub_with
 from sentinel_mcp.storage import Statement, StorageError, open_database
 from sentinel_mcp.storage.sqlite import EXCLUSIVE, PROCESS
 from sentinel_mcp.storage.database import StatementError
@@ -156,30 +157,48 @@ def _scrub(text: str | None) -> str | None:
 def redact_entry(entry: AuditEntry) -> AuditEntry:
     """The entry as it may be stored: secret arguments masked, and their values scrubbed from the reason,
     proof and error (``redactor.redact_record``)."""
+    return redacted_entry(entry)[0]
+
+
+def redacted_entry(entry: AuditEntry) -> tuple[AuditEntry, set[str] | None]:
+    """``redact_entry``, and the secret values its arguments held (None: their shallow copy was redacted, or
+    the usual row of a tool without parameters, which has none)."""
     if not entry.arguments and entry.proof is None and type(entry.arguments) in (dict, type(None)):
         # no arguments (no secret values to look for) and no proof, the usual row of a tool without
         # parameters: what redact_record does comes down to scrubbing the reason and the error, whose texts
         # repeat from call to call (the same words, the same result: kept)
         reason, error = _scrub(entry.reason), _scrub(entry.error)
         if reason == entry.reason and error == entry.error:
-            return entry
-        return replace(entry, reason=reason, error=error)
+            return entry, None
+        return replace(entry, reason=reason, error=error), None
     fields = {
         "arguments": entry.arguments,
         "reason": entry.reason,
         "proof": entry.proof,
         "error": entry.error,
     }
+    secrets: set[str] | None
     try:
-        redacted = redact_record(fields, entry.sensitive)
+        redacted, secrets = _redacted_fields(fields, entry.sensitive)
     except (RecursionError, ValueError):  # nested deeper than it recurses, an integer too long to write: what
         # lies below the record's depth is cut first (not kept anyway: ``record_bounds``), the rest redacted
         fields["arguments"] = shallow(entry.arguments, AUDIT_ARGUMENTS.depth)
         fields["proof"] = shallow(entry.proof, AUDIT_PROOF.depth)
-        redacted = redact_record(fields, entry.sensitive)
+        redacted, secrets = redact_record(fields, entry.sensitive), None
     if all(redacted[k] is v or redacted[k] == v for k, v in fields.items()):
-        return entry  # nothing was masked (the usual row): the entry as it is, not a copy of every field
-    return replace(entry, **redacted)
+        return entry, secrets  # nothing was masked (the usual row): the entry as it is, no copy of each field
+    return replace(entry, **redacted), secrets
+
+
+def _redacted_fields(fields: dict[str, Any], sensitive: frozenset[str]) -> tuple[dict[str, Any], set[str]]:
+    """``redact_record(fields, sensitive)`` and the secret values the arguments held."""
+    secrets: set[str] = set()
+    out = dict(fields)
+    if out["arguments"] is not None:
+        out["arguments"], secrets = redact_arguments(out["arguments"], sensitive)
+    for key in ("reason", "proof", "error"):
+        out[key] = scrub_with(out[key], secrets)
+    return out, secrets
 
 
 # One statement a row, on every backend: the schema's trigger inserts the row only if it is chained onto the
@@ -228,6 +247,7 @@ class AuditLog:
         self.key = key
         self._sealer = None if key is None else Sealer(key)
         self.redactor = redactor  # applied to every entry, once, before its row is built and hashed
+        self._repeats = RepeatedRows()  # a call's outcome row takes its decision row's redacted arguments
         self.db: Any = None
         self._head: str | None = None  # the chain's hash as of the last write submitted (None: read it)
         self._rechain = asyncio.Lock()
@@ -265,7 +285,21 @@ class AuditLog:
             # a row holds what was said, raw: every reader marks it once where it is shown (as rows written
             # before marking existed); a Marked text stored would be marked again by each of them
             entry = replace(entry, reason=_raw(entry.reason), error=_raw(entry.error))
-        entry = self.redactor(entry)
+        arguments: str | None
+        proof: str | None
+        own = self.redactor is redact_entry
+        # (asked only while a decision row is kept: the usual row of a tool without parameters keeps none)
+        repeated = self._repeats.take(entry) if own and self._repeats.kept else None
+        if repeated is not None:  # an outcome row: its arguments and proof as its decision row stored them
+            entry, arguments, proof = repeated
+        elif own:
+            given, (entry, secrets) = entry, redacted_entry(entry)
+            arguments, proof = _json(entry.arguments, AUDIT_ARGUMENTS), _json(entry.proof, AUDIT_PROOF)
+            if secrets is not None:  # (None: nothing its outcome row could take)
+                self._repeats.keep(given, secrets, entry, arguments, proof)
+        else:
+            entry = self.redactor(entry)
+            arguments, proof = _json(entry.arguments, AUDIT_ARGUMENTS), _json(entry.proof, AUDIT_PROOF)
         texts = _texts((entry.decision_id, entry.event, entry.session, entry.client, entry.origin, entry.tool,
                         entry.upstream, entry.arg_digest, entry.decision, entry.policy_version, entry.outcome,
                         entry.reason, entry.error, entry.principal))
@@ -273,10 +307,10 @@ class AuditLog:
             self.chain,
             entry.ts,
             *texts[:8],  # decision_id, event, session, client, origin, tool, upstream, arg_digest
-            _json(entry.arguments, AUDIT_ARGUMENTS),
+            arguments,
             texts[8],  # decision
             texts[11],  # reason
-            _json(entry.proof, AUDIT_PROOF),
+            proof,
             texts[9],  # policy_version
             entry.latency_ms,
             texts[10],  # outcome

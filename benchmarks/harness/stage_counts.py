@@ -1,0 +1,165 @@
+"""Python function calls per sequential stdio ``tools/call``, by pipeline stage (issue 21): deterministic
+figures a busy machine does not move, for the stage table of the added-latency goal.
+
+The gateway runs under this file (``--serve``): between SIGUSR1 and SIGUSR2 a ``sys.setprofile`` hook counts
+every Python and C function call on the event loop's thread and gives it to the innermost pipeline stage on
+its frame chain (a coroutine resumed by the loop has its awaiting coroutines as its frame chain, so a step
+resumed after an ``await`` is still counted in its stage); a call in no stage is the loop's own (``loop``).
+The client is ``work_counts.py``'s stdio driver (a JSON-lines writer, 200 warm-up calls, the toolbox's no-op
+over stdio, the data directory on tmpfs). Stages nest; each count is the calls not in an inner stage.
+``--echo``: the toolbox's echo with a 64-character text instead, guarded by a one-rule rulebase (its proof in
+both audit rows).
+Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300] [--echo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parent.parent.parent
+
+# (module, qualified name) -> stage, innermost wins; every tree since hp-lean has these names
+STAGES = [
+    ("sentinel_mcp.gateway.stdio_transport", "StdioTransport", "front: read, parse, take"),
+    ("sentinel_mcp.gateway.stdio_lean_calls", "StdioLeanCalls.take", "front: read, parse, take"),
+    ("sentinel_mcp.gateway.stdio_lean_calls", "StdioLeanCalls._serve", "front: call task, answer out"),
+    ("sentinel_mcp.gateway.unspanned_kernel", "serve_call", "kernel: params, middleware"),
+    ("sentinel_mcp.gateway.front", "Front.call_tool", "Front.call_tool (conversation, link)"),
+    ("sentinel_mcp.gateway.core", "Gateway.run", "Gateway.run (record, admission)"),
+    ("sentinel_mcp.gateway.core", "Gateway._route", "route"),
+    ("sentinel_mcp.gateway.core", "Gateway._validate", "validate"),
+    ("sentinel_mcp.gateway.decide_step", "DecideStep._ask_guard", "guard"),
+    ("sentinel_mcp.gateway.call_record", "CallRecord.decided", "decision row"),
+    ("sentinel_mcp.gateway.core", "Gateway._forward", "forward (outside the upstream call)"),
+    ("sentinel_mcp.gateway.upstream_rounds", "call_upstream", "upstream call: written, read"),
+    ("sentinel_mcp.gateway.observe_step", "ObserveStep._observe", "observe: result checks"),
+    ("sentinel_mcp.gateway.call_record", "CallRecord.finished", "answer row"),
+    ("sentinel_mcp.gateway.call_record", "CallRecord.stamp", "answer stamped"),
+]
+
+
+def serve_counted(argv: list[str]) -> None:
+    """In the gateway's process: the stage counter on the loop's thread between the signals, its counts
+    written (JSON) to $WORK_COUNTS_OUT at SIGUSR2; then the tree's own launcher."""
+    import importlib
+    import runpy
+    import threading
+
+    codes: dict[Any, str] = {}
+
+    def _resolve() -> None:
+        for module, qual, stage in STAGES:
+            target: Any = importlib.import_module(module)
+            for part in qual.split("."):
+                target = getattr(target, part, None)
+                if target is None:
+                    break
+            if isinstance(target, type):  # a class: every function defined in it
+                for value in vars(target).values():
+                    code = getattr(getattr(value, "__wrapped__", value), "__code__", None)
+                    if code is not None:
+                        codes[code] = stage
+            elif target is not None:
+                target = getattr(target, "__wrapped__", target)  # under ``traced``
+                codes[target.__code__] = stage
+
+    counts: Counter[str] = Counter()
+    detail = bool(os.environ.get("STAGE_COUNTS_DETAIL"))  # each stage's calls by the function called
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        if event != "call" and event != "c_call":
+            return
+        f, stage = frame, None
+        while f is not None:
+            stage = codes.get(f.f_code)
+            if stage is not None:
+                break
+            f = f.f_back
+        if stage is None:
+            stage = "loop (asyncio, not in a stage)"
+            if detail:  # the innermost frame outside the standard library: whose task or callback
+                f = frame
+                while f is not None and "/lib/python3" in f.f_code.co_filename:
+                    f = f.f_back
+                if f is not None:
+                    stage = f"loop: {f.f_code.co_filename.rsplit('/', 1)[-1]}:{f.f_code.co_qualname}"
+        if detail:
+            called = (getattr(arg, "__qualname__", repr(arg)) if event == "c_call"
+                      else f"{frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_code.co_qualname}")
+            stage = f"{stage} | {called}"
+        counts[stage] += 1
+
+    loop_thread = threading.get_ident()
+
+    def start(*_: Any) -> None:
+        if threading.get_ident() == loop_thread:
+            _resolve()
+            sys.setprofile(hook)
+
+    def stop(*_: Any) -> None:
+        sys.setprofile(None)
+        Path(os.environ["WORK_COUNTS_OUT"]).write_text(json.dumps(counts))
+
+    signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, stop)
+    target = str(HERE.parent / "serve_with_noop.py")
+    sys.argv = [target, *argv]
+    runpy.run_path(target, run_name="__main__")
+
+
+# ``--echo``: a call with an argument, guarded by a rulebase (a proof in both audit rows)
+ECHO_RULES = "guard('tb__echo', [text = T], require(\\+ sub_atom(T, _, _, _, forbidden), 'forbidden')).\n"
+ECHO_ARGUMENTS = {"text": "please cancel reservation ZFA04Y for mia_li_3668: change of plan"}
+
+
+def stage_counts(tree: Path, calls: int, echo: bool = False) -> dict[str, float]:
+    """Calls per request by stage, for ``tree``'s gateway (its sources first on the path), run by this
+    interpreter (both trees alike)."""
+    sys.path[:0] = [str(HERE.parent)]
+    import work_counts as wc
+
+    saved = wc.HERE, wc._python, wc._per_call
+    wc.HERE = HERE  # work_counts' stdio driver, its child this file (the counter) instead of cProfile
+    wc._python = lambda t: sys.executable
+    wc._per_call = lambda t, out, n: {k: v / n for k, v in json.loads(out.read_text()).items()}
+    try:
+        if echo:
+            return wc.stdio_call_counts(tree, calls, tool="echo", arguments=ECHO_ARGUMENTS, rules=ECHO_RULES)
+        return wc.stdio_call_counts(tree, calls)
+    finally:
+        wc.HERE, wc._python, wc._per_call = saved
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--base", help="the other source tree")
+    ap.add_argument("--calls", type=int, default=300)
+    ap.add_argument("--echo", action="store_true",
+                    help="the toolbox's echo with a text argument, guarded by a one-rule rulebase")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)  # the tree (work_counts' child arguments)
+    args, rest = ap.parse_known_args()
+    if args.serve:
+        serve_counted(rest)
+        return
+    trees = {"this tree": ROOT}
+    if args.base:
+        trees = {"base": Path(args.base).resolve(), **trees}
+    rows = {name: stage_counts(tree, args.calls, args.echo) for name, tree in trees.items()}
+    stages = list(dict.fromkeys([s for _, _, s in STAGES] + [k for r in rows.values() for k in r]))
+    head = "stage (Python calls per stdio tools/call, 2026-07-28)"
+    print(f"{head:52s} " + " ".join(f"{n:>10s}" for n in rows))
+    for stage in stages:
+        print(f"{stage:52s} " + " ".join(f"{rows[n].get(stage, 0.0):10.1f}" for n in rows))
+    print(f"{'total':52s} " + " ".join(f"{sum(rows[n].values()):10.1f}" for n in rows))
+
+
+if __name__ == "__main__":
+    main()
