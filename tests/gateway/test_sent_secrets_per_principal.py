@@ -52,7 +52,7 @@ async def _questions(port: int, token: str, calls: list[tuple[str, dict[str, Any
 async def test_another_principals_secret_never_masks_what_a_principal_is_shown(tmp_path: Path) -> None:
     cfg = tmp_path / "sentinel.json"
     cfg.write_text(json.dumps({
-        "mcpServers": {"sec": {"command": sys.executable, "args": [SERVER], "timeout": 3,
+        "mcpServers": {"sec": {"command": sys.executable, "args": [SERVER], "timeout": 20,
                                 "isolation": "per_principal"}},  # each principal's questions its own
         "sentinel": {"data_dir": str(tmp_path / "state"), "builtins": [],
                      "principals": [{"name": "alice", "token": ALICE}, {"name": "bob", "token": BOB}]}}))
