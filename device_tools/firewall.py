@@ -234,5 +234,7 @@ class ActionFirewall:
             a.flag("high", "text contains a bank account number (IBAN)", floor="medium")
         # the code words of every language the redactor and the SMS masking read (``core/code_words.py``),
         # on the target's labels or in the text itself ("Kod", "Bestätigungscode", "验证码"), and a token
-        if _OTP.search(text) and (label_words & {"token"} or speaks_of_a_code(labels) or speaks_of_a_code(text)):
+        if _OTP.search(text) and (
+            label_words & {"token"} or speaks_of_a_code(labels) or speaks_of_a_code(text)
+        ):
             a.flag("high", "text looks like a one-time code", floor="high")

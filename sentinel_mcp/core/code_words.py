@@ -28,10 +28,10 @@ PASSWORD_WORDS = (
 )
 CODE_WORDS = PASSWORD_WORDS + (
     # Latin scripts (as folded: no accents, lower case)
-    "code", "codigo", "codice", "cod ", "kode", "kod", "kood", "koodi", "passcode", "clave", "parola", "verif",
-    "one-time", "onetime", "one time", "login", "log-in", "log in", "signin", "sign-in", "sign in", "security",
-    "authentic", "authentif", "bestatigung", "sicherheit", "dogrulama", "xac thuc", "xac minh", "engang",
-    "einmal",
+    "code", "codigo", "codice", "cod ", "kode", "kod", "kood", "koodi", "passcode", "clave", "parola",
+    "verif", "one-time", "onetime", "one time", "login", "log-in", "log in", "signin", "sign-in", "sign in",
+    "security", "authentic", "authentif", "bestatigung", "sicherheit", "dogrulama", "xac thuc", "xac minh",
+    "engang", "einmal",
     # Greek, Cyrillic
     "κωδικ", "код", "подтвержд",
     # Han, kana, hangul

@@ -63,7 +63,8 @@ async def test_spelled_secrets_never_reach_an_audit_row(tmp_path) -> None:
                         ensure_ascii=False)
     for secret in (PASSWORD, "hunter2", "482913", "0055", "5555", "8224", "１１１１", "4111 1111"):
         assert secret not in stored, (secret, stored[:3000])
-    for mark in ("[card ****1111]", "[card ****5559]", "[card ****１１１７]", "Kod[code]abc", "[redacted base64"):
+    for mark in ("[card ****1111]", "[card ****5559]", "[card ****１１１７]", "Kod[code]abc",
+                 "[redacted base64"):
         assert mark in stored, (mark, stored[:3000])
     last = json.loads(next(r["arguments"] for r in reversed(rows) if r["tool"] == "pay__keep"))
     assert last == {"payload": KEPT}, last  # the honest ids, dates, digests and phone stay readable
