@@ -9,9 +9,11 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
   (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
   digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
-  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's
-  ``user:password@``, in any script; a card number or IBAN that a whole array or object spells over its
-  parts (``split_numbers.py``) or an integer is;
+  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``, ``contraseña:``)
+  and a URL's ``user:password@``, in any script; a card number or IBAN that a whole array or object spells
+  over its parts, or an object's numbered keys or an array's objects (``split_numbers.py``), or an integer
+  is; what a percent-encoded or base64 piece, or a JSON document inside a string, hides (``encoded_text.py``);
+  an object's keys are read as its values are;
 * and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
   (a proof tree or a question repeats the arguments it was proved with).
 
@@ -404,13 +406,15 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        out = {_key_scrubbed(k): redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        names = {k: _key_scrubbed(k) for k in value}
+        out = {names[k]: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
         marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
         if marks is not None:
             return dict(zip(out, marks))
         for keys in numbered_groups(value) if len(value) > 1 else ():  # {"card_1": "4111", "card_2": ...}
             marks = _spelled_over([value[k] for k in keys], numbers=True)
-            out.update(zip(keys, marks or [out[k] for k in keys]))
+            if marks is not None:
+                out.update(zip((names[k] for k in keys), marks))
         return out
     if isinstance(value, list):
         marks = _spelled_over(value, numbers=True) if len(value) > 1 else None

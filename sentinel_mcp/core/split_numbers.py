@@ -1,13 +1,16 @@
 """A card number or an IBAN that a JSON value spells over its parts, each too short to be read as one: an
-array's items (``["4111", "1111", "1111", "1111"]``, ``[4111, 1111, 1111, 1111]``) or an object's string
-values (``{"part1": "DE89", "part2": "3704", ...}``).
+array's items (``["4111", "1111", "1111", "1111"]``, ``[4111, 1111, 1111, 1111]``), an object's string
+values (``{"part1": "DE89", "part2": "3704", ...}``), the values of an object's keys numbered alike beside
+others (``{"name": ..., "card_1": "4111", "card_2": ...}``: ``numbered_groups``) or one key of each object of
+an array (``[{"p": "4111"}, {"p": "1111"}, ...]``: ``shared_keys``).
 
 Only the whole value counts: its parts, one space apart, are wholly one number (a card's 13-19 digits
-passing Luhn, ``card_numbers.py``, or an IBAN, ``iban_numbers.py``) and nothing else. Windows of parts are
-not read: a list of short numbers (years, ports) holds a Luhn-valid window of four items one time in ten for
-each window, so reading windows would mask half of such lists in the records; a card spelled beside other
-parts is therefore not found (each part is read alone). An object's numbers are not read as parts (a
-bounding box's {"left": 0, "top": 1080, ...} would be a card one time in ten)."""
+passing Luhn and starting as an issuer's number does, ``_issued``, or an IBAN, ``iban_numbers.py``) and
+nothing else. Windows of parts are not read: a list of short numbers (years, ports) holds a Luhn-valid window
+of four items one time in ten for each window, so reading windows would mask half of such lists in the
+records; a card spelled beside other parts is therefore not found (each part is read alone). An object's
+numbers are not read as parts unless its keys number them alike (a bounding box's {"left": 0, "top": 1080,
+...} would be a card one time in ten)."""
 
 from __future__ import annotations
 

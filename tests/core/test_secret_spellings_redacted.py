@@ -48,6 +48,7 @@ def four(*parts: object) -> dict:
     [{"digits": "٤١١١"}, {"digits": "١١١١"}, {"digits": "١١١١"}, {"digits": "١١١١"}],
     four("４１１１", "１１１１", "１１１１", "１１１１"),
     {"4111111111111111": "a card as a key"},
+    {"kod4829_1": "4111", "kod4829_2": "1111", "kod4829_3": "1111", "kod4829_4": "1111"},  # (keys masked too)
     {"payload": json.dumps(four("4111", "1111", "1111", "1111"))},
 ])
 def test_a_card_split_over_keys_or_objects_is_masked(arguments: object) -> None:
