@@ -279,14 +279,17 @@ _FOLD = _Fold()
 
 
 def _masked(
-    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None
+    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None,
+    unless: re.Pattern[str] | None = None,
 ) -> tuple[str, str]:
     """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
     ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
     inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
     spans, pos = [], 0
     while (m := pattern.search(folded, pos)) is not None:
-        if key is None or _secret_key(m.group(key)):
+        if unless is not None and unless.fullmatch(m.group(group)):  # (what only looks like one: a date)
+            pos = m.end()
+        elif key is None or _secret_key(m.group(key)):
             spans.append(m.span(group))
             pos = m.end()
         else:
@@ -315,6 +318,9 @@ def _spliced(
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
 _RUN = re.compile(rf"(?<![0-9A-Za-z])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9A-Za-z])")
 _WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
+# a calendar date (ISO's year-month-day) is no code beside "booking code 4WQ150 on 2024-05-22": a code is
+# never printed as a real date's 4-2-2 groups (a bare year may be a code: "code 1987" stays masked)
+_DATE = re.compile(r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])")
 
 
 def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
@@ -325,7 +331,8 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
         return text, folded
     # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
     spans = [m.span() for m in _RUN.finditer(folded)
-             if m.group().count(".") < 2 and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+             if m.group().count(".") < 2 and not _DATE.fullmatch(m.group())
+             and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
     glued = glued_code_spans(folded, letters)
     if glued:  # (a run after a word of another script is found both ways: once)
         merged = sorted(spans + glued)
@@ -364,7 +371,7 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked_card_codes(text, folded)
     low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
-        text, folded = _masked(text, folded, _CODE, 3, "[code]")
+        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=_DATE)
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
     if digits >= 4:  # the code words of every language the device knows (``code_words.py``)
         text, folded = _masked_near_words(text, folded)

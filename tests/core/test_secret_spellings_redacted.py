@@ -65,6 +65,11 @@ def test_a_code_glued_to_its_word_and_followed_by_letters_is_masked(text: str) -
     assert "482" not in digits_of(scrub_text(text)) and "[code]" in scrub_text(text), scrub_text(text)
 
 
+@pytest.mark.parametrize("text", ["code: 2024-13-22", "kod 2024-0522", "code 1987", "code: 2024 05 22"])
+def test_what_is_no_date_beside_a_code_word_stays_masked(text: str) -> None:
+    assert scrub_text(text).endswith("[code]"), scrub_text(text)
+
+
 @pytest.mark.parametrize("key", [
     "PASSWORD", "Passwort", "KENNWORT", "mot_de_passe", "mot-de-passe", "MotDePasse", "contraseña",
     "CONTRASEÑA", "senha", "wachtwoord", "пароль", "Пароль", "密码", "パスワード", "비밀번호",
@@ -131,6 +136,7 @@ def test_an_error_answer_holding_a_json_document_is_masked() -> None:
     {"digest": "sha256:52fa2631c3084f57a31ab4eede77e4dfee960abe5cb18a035367a73d5298cc36"},
     {"uuid": "550e8400-e29b-41d4-a716-446655440000", "phone": "+1 555-010-4421"},
     {"note": "booking 4WQ150 on HAT170, 2024-05-22, seat 12A, call +1 555 010 4421"},
+    {"note": "booking code 4WQ150 on 2024-05-22", "reason": "code: 2024-05-26"},  # (a date beside "code")
     {"data": "aGVsbG8gd29ybGQsIGZsaWdodCBIQVQxNzAgb24gMjAyNC0wNS0yMg=="},  # (text holding no secret)
     {"url": "https://x.example/search?q=flight%20HAT170%202024-05-22&page=2"},
     {"body": json.dumps({"reservation_id": "4WQ150", "flights": [{"date": "2024-05-22"}]})},
