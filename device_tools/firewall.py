@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from sentinel_mcp.core.card_numbers import holds_card_number
+from sentinel_mcp.core.code_words import speaks_of_a_code
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.display_text import is_hidden
 
@@ -215,7 +216,7 @@ class ActionFirewall:
         ):
             a.flag("critical", "types into a password field", floor="high")
         if action.text:
-            self._text(action.text, a, label_words=words)
+            self._text(action.text, a, label_words=words, labels=" ".join(label_texts))
         if action.kind == "sms_send":
             a.flag("high", "sends an SMS", floor="high")
         if action.kind == "contact_create":
@@ -225,12 +226,15 @@ class ActionFirewall:
             a.flag(risk, f"runs a device shell command ({risk} per the allow list)", floor=risk)
         return a
 
-    def _text(self, text: str, a: Assessment, *, label_words: set[str]) -> None:
+    def _text(self, text: str, a: Assessment, *, label_words: set[str], labels: str) -> None:
         if holds_card_number(text):  # however it is spaced ("4111.1111…", "4111/1111…")
             a.flag("critical", "text contains a payment card number", floor="critical")
         # (the shape alone in capitals, unchecked, as before; any spelling passing mod-97: iban_numbers.py)
         if _IBAN.search(text.replace(" ", "")) or iban_spans(text):
             a.flag("high", "text contains a bank account number (IBAN)", floor="medium")
-        code_words = {"code", "otp", "verification", "pin", "passcode", "token"}
-        if _OTP.search(text) and (label_words & code_words or _words(text) & code_words):
+        # the code words of every language the redactor and the SMS masking read (``core/code_words.py``),
+        # on the target's labels or in the text itself ("Kod", "Bestätigungscode", "验证码"), and a token
+        if _OTP.search(text) and (
+            label_words & {"token"} or speaks_of_a_code(labels) or speaks_of_a_code(text)
+        ):
             a.flag("high", "text looks like a one-time code", floor="high")

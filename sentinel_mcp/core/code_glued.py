@@ -1,7 +1,7 @@
 """Where a one-time code stands glued to the word that speaks of it ("Kod482913", "Bestätigungscode482913",
-"OTP482913"): a 4-8 digit run right after a word of letters (any script's) that ends with one of the code
-words (``code_words.py``), or is one of the short ones ("otp", "pin", "tan"), the run standing apart after
-it (no letter or digit follows).
+"OTP482913", "Kod482913abc"): a 4-8 digit run right after a word of letters (any script's) that ends with one
+of the code words (``code_words.py``), or is one of the short ones ("otp", "pin", "tan"), no digit after it
+(letters may follow).
 
 Digits inside a hash or an id are not cut: a hex digest, a UUID, a certificate's fingerprint hold the
 letters a-f alone, and every code word holds a letter outside them ("kod", "code", "verif", ...), so no run of
@@ -18,9 +18,10 @@ from sentinel_mcp.core.code_words import SHORT_WORDS, folded_words
 
 # (a space or a dash between its groups, never a dot: "Unicode15.1.0", "codec2.1.0.4" are versions)
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014][ ]?)"
-# a run of 4-8 digits right after a letter, standing apart after it (the letter looked back at from the
-# first digit: a pattern opening with a digit skips a text's other characters fast)
-_GLUED = re.compile(rf"[0-9](?<=[^\W\d_][0-9])(?:{_SEP}?[0-9]){{3,7}}(?![0-9]|[^\W\d_])")
+# a run of 4-8 digits right after a letter, no digit after it (letters may follow: "Kod482913abc" is the code
+# and a word glued on to slip it by; the word before is what tells a code from an id), the letter looked back
+# at from the first digit (a pattern opening with a digit skips a text's other characters fast)
+_GLUED = re.compile(rf"[0-9](?<=[^\W\d_][0-9])(?:{_SEP}?[0-9]){{3,7}}(?![0-9])")
 _WORD_BEFORE = re.compile(r"[^\W\d_]{1,40}\Z")
 _ENDINGS = tuple(w for w in folded_words() if " " not in w and "-" not in w)
 _WHOLE = frozenset(SHORT_WORDS)

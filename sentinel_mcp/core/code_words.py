@@ -16,26 +16,31 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["CODE_WORDS", "SHORT_WORDS", "code_words_near", "fold_letters", "folded_words",
+__all__ = ["CODE_WORDS", "PASSWORD_WORDS", "SHORT_WORDS", "code_words_near", "fold_letters", "folded_words",
            "holds_a_code_word", "speaks_of_a_code"]
 
-CODE_WORDS = (
+# the words for a password (or a PIN, a secret word) in the same languages: a message speaks of a code with
+# them, and an argument or a ``key=value`` pair named with one holds a secret (``redactor.secret_name``)
+PASSWORD_WORDS = (
+    "password", "passwort", "kennwort", "contrasena", "senha", "mot de passe", "heslo", "hasło", "haslo",
+    "jelszo", "sifre", "losenord", "adgangskode", "salasana", "wachtwoord", "пароль", "парол", "密码", "密碼",
+    "口令", "暗証", "パスワード", "비밀번호", "암호", "المرور", "کلمه عبور", "סיסמ", "पासवर्ड",
+)
+CODE_WORDS = PASSWORD_WORDS + (
     # Latin scripts (as folded: no accents, lower case)
-    "code", "codigo", "codice", "cod ", "kode", "kod", "kood", "koodi", "passcode", "password", "passwort",
-    "kennwort", "contrasena", "senha", "clave", "mot de passe", "heslo", "hasło", "haslo", "jelszo", "sifre",
-    "parola", "verif", "one-time", "onetime", "one time", "login", "log-in", "log in", "signin", "sign-in",
-    "sign in", "security", "authentic", "authentif", "bestatigung", "sicherheit", "dogrulama", "xac thuc",
-    "xac minh", "engang", "einmal",
+    "code", "codigo", "codice", "cod ", "kode", "kod", "kood", "koodi", "passcode", "clave", "parola",
+    "verif", "one-time", "onetime", "one time", "login", "log-in", "log in", "signin", "sign-in", "sign in",
+    "security", "authentic", "authentif", "bestatigung", "sicherheit", "dogrulama", "xac thuc", "xac minh",
+    "engang", "einmal",
     # Greek, Cyrillic
-    "κωδικ", "код", "пароль", "парол", "подтвержд",
+    "κωδικ", "код", "подтвержд",
     # Han, kana, hangul
     "验证", "驗證", "认证", "認證", "認証", "校验码", "校驗碼", "动态码", "動態碼", "确认码", "確認碼",
-    "安全码", "安全碼", "密码", "密碼", "口令", "コード", "確認番号", "暗証", "パスワード", "ワンタイム",
-    "인증", "코드", "비밀번호", "암호",
+    "安全码", "安全碼", "コード", "確認番号", "ワンタイム", "인증", "코드",
     # Arabic, Persian, Urdu, Hebrew
-    "رمز", "كود", "کد", "کوڈ", "المرور", "التحقق", "קוד", "סיסמ", "אימות",
+    "رمز", "كود", "کد", "کوڈ", "التحقق", "קוד", "אימות",
     # Indic, Thai
-    "कोड", "ओटीपी", "सत्यापन", "पासवर्ड", "কোড", "ওটিপি", "யீடு", "ఓటీపీ", "కోడ్", "รหัส",
+    "कोड", "ओटीपी", "सत्यापन", "কোড", "ওটিপি", "யீடு", "ఓటీపీ", "కోడ్", "รหัส",
 )
 # words that count only standing apart from the letters a-z ("pin", never "shopping")
 SHORT_WORDS = ("otp", "pin", "tan", "mtan", "2fa", "mfa", "totp")

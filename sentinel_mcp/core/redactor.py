@@ -9,9 +9,11 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
   (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
   digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
-  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``) and a URL's
-  ``user:password@``, in any script; a card number or IBAN that a whole array or object spells over its
-  parts (``split_numbers.py``) or an integer is;
+  JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``, ``contraseña:``)
+  and a URL's ``user:password@``, in any script; a card number or IBAN that a whole array or object spells
+  over its parts, or an object's numbered keys or an array's objects (``split_numbers.py``), or an integer
+  is; what a percent-encoded or base64 piece, or a JSON document inside a string, hides (``encoded_text.py``);
+  an object's keys are read as its values are;
 * and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
   (a proof tree or a question repeats the arguments it was proved with).
 
@@ -31,10 +33,11 @@ from sentinel_mcp.core.card_codes import code_spans as card_code_spans
 from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
 from sentinel_mcp.core.code_glued import glued_code_spans
-from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.code_words import PASSWORD_WORDS, code_words_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.encoded_text import base64_scrubbed, json_inside, json_objects, percent_scrubbed
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
-from sentinel_mcp.core.split_numbers import spelled_number
+from sentinel_mcp.core.split_numbers import numbered_groups, shared_keys, spelled_number
 
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
@@ -87,10 +90,11 @@ _CODE_BEFORE = re.compile(
 )
 _BEARER = re.compile(r"(?i)\b(bearer)\s+([A-Za-z0-9._~+/=-]{8,})")
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}")
-# ``key=value``, ``key: value`` or ``"key": "value"`` anywhere in a text; the value is masked when the key
-# names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, GITHUB_TOKEN=, {"password": ...}
+# ``key=value``, ``key: value`` or ``"key": "value"`` anywhere in a text, the key in any script; the value is
+# masked when the key names a secret (``_secret_key``): DB_PASSWORD=, PGPASSWORD=, {"password": ...},
+# contraseña:
 _PAIR = re.compile(
-    r"""(?<![A-Za-z0-9_.])(["']?)([A-Za-z][A-Za-z0-9_.-]{0,63})\1(\s*[:=]\s*)"""
+    r"""(?<![\w.])(["']?)([^\W\d_][\w.-]{0,63})\1(\s*[:=]\s*)"""
     r"""(?!\[(?:code|card|iban|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
 # a URL's user:password@
@@ -128,10 +132,22 @@ def _secret_name_known(name: str) -> bool:
 def _secret_name(name: str) -> bool:
     if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
         return True
+    if _PASSWORD_IN.search(_glued_letters(name)):  # "Passwort", "mot_de_passe", "contraseña", "пароль"
+        return True
     words = _words(name)
     if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
         return True
     return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
+
+
+# a password's word of any language (``code_words.PASSWORD_WORDS``) in a name read as its letters alone
+_PASSWORD_IN = re.compile("|".join(re.escape(fold_letters(w).replace(" ", "")) for w in PASSWORD_WORDS))
+
+
+def _glued_letters(name: str) -> str:
+    """``name``'s letters folded (``code_words.fold_letters``: "ＰＡＳＳＷＯＲＤ", "Contraseña") with what
+    parts its words taken out ("mot_de_passe", "pass\u200bword", "pass-word")."""
+    return "".join(c for c in fold_letters(name) if c.isalpha())
 
 
 def sensitive_fields_of(tool: Any) -> set[str]:
@@ -206,6 +222,23 @@ _PAIR_WORDS = (
 )
 
 
+def _pair_words_in(low: str) -> bool:
+    """Whether a text (folded, lower case) may hold a secret's ``key=value``: a secret's word or a password's
+    of any language (``PASSWORD_WORDS``, read on the text's letters: "contraseña", "Пароль")."""
+    if any(w in low for w in _PAIR_WORDS):
+        return True
+    return _PASSWORD_IN.search(low if low.isascii() else fold_letters(low)) is not None
+
+
+def _cf_joined(text: str, folded: str) -> str:
+    """``folded`` with each invisible format character of ``text`` as ``_`` (its fold is a space): a key
+    spelled ``pass\u200bword`` is read as ``pass_word``, one name, not the word after a space."""
+    if text.isascii() or folded.count(" ") == text.count(" "):  # (no character of the text folded to a space)
+        return folded
+    return "".join("_" if f == " " and c != " " and unicodedata.category(c) == "Cf" else f
+                   for c, f in zip(text, folded))
+
+
 def _secret_key(key: str) -> bool:
     """Whether the key of a pair in a text names a secret: as an argument's name would (``secret_name``), or a
     glued name ending with a secret word (``PGPASSWORD``)."""
@@ -246,14 +279,17 @@ _FOLD = _Fold()
 
 
 def _masked(
-    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None
+    text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None,
+    unless: re.Pattern[str] | None = None,
 ) -> tuple[str, str]:
     """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
     ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
     inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
     spans, pos = [], 0
     while (m := pattern.search(folded, pos)) is not None:
-        if key is None or _secret_key(m.group(key)):
+        if unless is not None and unless.fullmatch(m.group(group)):  # (what only looks like one: a date)
+            pos = m.end()
+        elif key is None or _secret_key(m.group(key)):
             spans.append(m.span(group))
             pos = m.end()
         else:
@@ -282,6 +318,9 @@ def _spliced(
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
 _RUN = re.compile(rf"(?<![0-9A-Za-z])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9A-Za-z])")
 _WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
+# a calendar date (ISO's year-month-day) is no code beside "booking code 4WQ150 on 2024-05-22": a code is
+# never printed as a real date's 4-2-2 groups (a bare year may be a code: "code 1987" stays masked)
+_DATE = re.compile(r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])")
 
 
 def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
@@ -292,7 +331,8 @@ def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
         return text, folded
     # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
     spans = [m.span() for m in _RUN.finditer(folded)
-             if m.group().count(".") < 2 and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+             if m.group().count(".") < 2 and not _DATE.fullmatch(m.group())
+             and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
     glued = glued_code_spans(folded, letters)
     if glued:  # (a run after a word of another script is found both ways: once)
         merged = sorted(spans + glued)
@@ -316,6 +356,8 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     digits it needs are there (cheap substring tests keep long texts fast)."""
     if secrets:
         text = _known_replaced(text, _longest_first(secrets))
+    if "%" in text or len(text) >= 16:  # (shorter, no encoded piece can hide a secret: no call)
+        text = _decodings_scrubbed(text)
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
     if not text.isascii():  # (any script's digits: ``\d`` is ``str.isdecimal``)
         digits = sum(map(len, _ANY_DIGITS.findall(text)))
@@ -329,7 +371,7 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked_card_codes(text, folded)
     low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
-        text, folded = _masked(text, folded, _CODE, 3, "[code]")
+        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=_DATE)
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
     if digits >= 4:  # the code words of every language the device knows (``code_words.py``)
         text, folded = _masked_near_words(text, folded)
@@ -337,11 +379,30 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
     if "eyj" in low:
         text, folded = _masked(text, folded, _JWT, 0, "[redacted token]")
-    if any(w in low for w in _PAIR_WORDS) and (":" in folded or "=" in folded):
-        text, folded = _masked(text, folded, _PAIR, 4, "[redacted]", key=2)
+    if (":" in folded or "=" in folded) and _pair_words_in(low):
+        text, folded = _masked(text, _cf_joined(text, folded), _PAIR, 4, "[redacted]", key=2)
     if "://" in folded and "@" in folded:
         text, folded = _masked(text, folded, _USERINFO, 2, "[redacted]")
     return text
+
+
+def _decodings_scrubbed(text: str) -> str:
+    """``text`` with what its encoded pieces hide masked (``encoded_text.py``): a JSON document in it read
+    as arguments are (its keys name secrets too), percent-encoded and base64 pieces read decoded."""
+    inner = json_inside(text) if text[:1] in "{[ \n" else None
+    if inner is not None:
+        redacted = redact_record({"arguments": inner})["arguments"]
+        if redacted != inner:
+            text = json.dumps(redacted, ensure_ascii=False)
+    elif "{" in text:  # objects written inside the text ("failed: {...}")
+        spans, marks = [], []
+        for a, b, value in json_objects(text):
+            redacted = redact_record({"arguments": value})["arguments"]
+            if redacted != value:
+                spans.append((a, b))
+                marks.append(json.dumps(redacted, ensure_ascii=False))
+        text = _spliced(text, text, spans, marks)[0]
+    return base64_scrubbed(percent_scrubbed(text, scrub_text), scrub_text)
 
 
 def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str = "") -> Any:
@@ -352,17 +413,42 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        out = {k: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
+        names = {k: _key_scrubbed(k) for k in value}
+        out = {names[k]: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
         marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
-        return out if marks is None else dict(zip(out, marks))
+        if marks is not None:
+            return dict(zip(out, marks))
+        for keys in numbered_groups(value) if len(value) > 1 else ():  # {"card_1": "4111", "card_2": ...}
+            marks = _spelled_over([value[k] for k in keys], numbers=True)
+            if marks is not None:
+                out.update(zip((names[k] for k in keys), marks))
+        return out
     if isinstance(value, list):
         marks = _spelled_over(value, numbers=True) if len(value) > 1 else None
-        return [redact_value(v, sensitive, secrets, name) for v in value] if marks is None else marks
+        if marks is not None:
+            return marks
+        items = [redact_value(v, sensitive, secrets, name) for v in value]
+        for key in shared_keys(value):  # [{"part": "4111"}, {"part": "1111"}, ...]
+            for item, put in zip(items, _spelled_over([v[key] for v in value], numbers=True) or ()):
+                item[_key_scrubbed(key)] = put
+        return items
     if isinstance(value, str):
+        inner = json_inside(value) if value[:1] in "{[ \n" else None
+        if inner is not None:  # a JSON document sent as a string: read as arguments (its secrets known)
+            redacted = redact_value(inner, sensitive, secrets)
+            return value if redacted == inner else json.dumps(redacted, ensure_ascii=False)
         return scrub_text(value)
     if _card_sized(value) and card_spans(str(value)):
         return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _key_scrubbed(key: Any) -> Any:
+    """An object's key as a record may keep it: a name of letters as it is (the usual key, read at no cost),
+    any other read as a text is (a key can carry a card number or ``password=...`` as well as a value)."""
+    if not isinstance(key, str) or (len(key) <= 64 and key.isascii() and key.replace("_", "").isalpha()):
+        return key
+    return scrub_text(key)
 
 
 def _card_sized(value: Any) -> bool:
@@ -406,18 +492,8 @@ def _scrub_any(value: Any, secrets: set[str]) -> Any:
             return value
         try:
             return json.loads(scrubbed)
-        except ValueError:  # a mask that cut through the JSON syntax: scrub string by string instead
-            return _scrub_each(value, secrets)
-    return value
-
-
-def _scrub_each(value: Any, secrets: set[str]) -> Any:
-    if isinstance(value, str):
-        return scrub_text(value, secrets)
-    if isinstance(value, dict):
-        return {k: _scrub_each(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub_each(v, secrets) for v in value]
+        except ValueError:  # a mask that cut through the JSON syntax: read it as arguments are instead
+            return redact_value(_known_masked(value, _longest_first(secrets)), set(), set())
     return value
 
 

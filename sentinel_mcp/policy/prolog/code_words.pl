@@ -5,6 +5,7 @@
     one of a-z (any other is left as it is: it can match no word's letter either way). */
 :- module(code_words, [code_word/1, short_code_word/1, letter_fold/2]).
 
+code_word([97,100,103,97,110,103,115,107,111,100,101]).
 code_word([97,117,116,104,101,110,116,105,99]).
 code_word([97,117,116,104,101,110,116,105,102]).
 code_word([98,101,115,116,97,116,105,103,117,110,103]).
@@ -29,6 +30,7 @@ code_word([107,111,111,100,105]).
 code_word([108,111,103,32,105,110]).
 code_word([108,111,103,45,105,110]).
 code_word([108,111,103,105,110]).
+code_word([108,111,115,101,110,111,114,100]).
 code_word([109,111,116,32,100,101,32,112,97,115,115,101]).
 code_word([111,110,101,32,116,105,109,101]).
 code_word([111,110,101,45,116,105,109,101]).
@@ -37,6 +39,7 @@ code_word([112,97,114,111,108,97]).
 code_word([112,97,115,115,99,111,100,101]).
 code_word([112,97,115,115,119,111,114,100]).
 code_word([112,97,115,115,119,111,114,116]).
+code_word([115,97,108,97,115,97,110,97]).
 code_word([115,101,99,117,114,105,116,121]).
 code_word([115,101,110,104,97]).
 code_word([115,105,99,104,101,114,104,101,105,116]).
@@ -45,6 +48,7 @@ code_word([115,105,103,110,32,105,110]).
 code_word([115,105,103,110,45,105,110]).
 code_word([115,105,103,110,105,110]).
 code_word([118,101,114,105,102]).
+code_word([119,97,99,104,116,119,111,111,114,100]).
 code_word([120,97,99,32,109,105,110,104]).
 code_word([120,97,99,32,116,104,117,99]).
 code_word([954,969,948,953,954]).
@@ -60,6 +64,7 @@ code_word([1575,1604,1605,1585,1608,1585]).
 code_word([1585,1605,1586]).
 code_word([1603,1608,1583]).
 code_word([1705,1583]).
+code_word([1705,1604,1605,1607,32,1593,1576,1608,1585]).
 code_word([1705,1608,1672]).
 code_word([2323,2335,2368,2346,2368]).
 code_word([2325,2379,2337]).
@@ -1047,6 +1052,7 @@ letter_fold(64608,32).
 letter_fold(64609,32).
 letter_fold(64610,32).
 letter_fold(64611,32).
+letter_fold(64729,1607).
 letter_fold(64828,1575).
 letter_fold(64829,1575).
 letter_fold(65097,32).
@@ -1072,6 +1078,10 @@ letter_fold(65159,1575).
 letter_fold(65160,1575).
 letter_fold(65165,1575).
 letter_fold(65166,1575).
+letter_fold(65167,1576).
+letter_fold(65168,1576).
+letter_fold(65169,1576).
+letter_fold(65170,1576).
 letter_fold(65173,1578).
 letter_fold(65174,1578).
 letter_fold(65175,1578).
@@ -1086,6 +1096,10 @@ letter_fold(65197,1585).
 letter_fold(65198,1585).
 letter_fold(65199,1586).
 letter_fold(65200,1586).
+letter_fold(65225,1593).
+letter_fold(65226,1593).
+letter_fold(65227,1593).
+letter_fold(65228,1593).
 letter_fold(65237,1602).
 letter_fold(65238,1602).
 letter_fold(65239,1602).
@@ -1102,6 +1116,10 @@ letter_fold(65249,1605).
 letter_fold(65250,1605).
 letter_fold(65251,1605).
 letter_fold(65252,1605).
+letter_fold(65257,1607).
+letter_fold(65258,1607).
+letter_fold(65259,1607).
+letter_fold(65260,1607).
 letter_fold(65261,1608).
 letter_fold(65262,1608).
 letter_fold(65279,32).
@@ -1900,6 +1918,7 @@ letter_fold(120804,50).
 letter_fold(120814,50).
 letter_fold(120824,50).
 letter_fold(126464,1575).
+letter_fold(126465,1576).
 letter_fold(126467,1583).
 letter_fold(126469,1608).
 letter_fold(126470,1586).
@@ -1907,39 +1926,52 @@ letter_fold(126471,1581).
 letter_fold(126474,1603).
 letter_fold(126475,1604).
 letter_fold(126476,1605).
+letter_fold(126479,1593).
 letter_fold(126482,1602).
 letter_fold(126483,1585).
 letter_fold(126485,1578).
+letter_fold(126497,1576).
+letter_fold(126500,1607).
 letter_fold(126503,1581).
 letter_fold(126506,1603).
 letter_fold(126507,1604).
 letter_fold(126508,1605).
+letter_fold(126511,1593).
 letter_fold(126514,1602).
 letter_fold(126517,1578).
 letter_fold(126535,1581).
 letter_fold(126539,1604).
+letter_fold(126543,1593).
 letter_fold(126546,1602).
+letter_fold(126561,1576).
+letter_fold(126564,1607).
 letter_fold(126567,1581).
 letter_fold(126570,1603).
 letter_fold(126572,1605).
+letter_fold(126575,1593).
 letter_fold(126578,1602).
 letter_fold(126581,1578).
 letter_fold(126592,1575).
+letter_fold(126593,1576).
 letter_fold(126595,1583).
+letter_fold(126596,1607).
 letter_fold(126597,1608).
 letter_fold(126598,1586).
 letter_fold(126599,1581).
 letter_fold(126603,1604).
 letter_fold(126604,1605).
+letter_fold(126607,1593).
 letter_fold(126610,1602).
 letter_fold(126611,1585).
 letter_fold(126613,1578).
+letter_fold(126625,1576).
 letter_fold(126627,1583).
 letter_fold(126629,1608).
 letter_fold(126630,1586).
 letter_fold(126631,1581).
 letter_fold(126635,1604).
 letter_fold(126636,1605).
+letter_fold(126639,1593).
 letter_fold(126642,1602).
 letter_fold(126643,1585).
 letter_fold(126645,1578).
