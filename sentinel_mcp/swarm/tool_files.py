@@ -8,17 +8,17 @@ process, as root (or with every capability of its user namespace: ``tool_userns.
 user, takes a mount namespace of its own (changes private to it, and gone with its last process) and a new
 root (red team 'swarm' 7: with the machine's root, read-only, a gateway not root gave its tool, its own uid
 outside its user namespace, every file it owns: its data dir, config, keys, audit database, ``~/.config``):
-a small tmpfs holding ``SYSTEM`` (an allow list: ``/usr``, ``/etc``... bound), a ``/dev`` of its own
-(``DEVICES``) and the directories
-of its program and the files the gateway runs it with (a jar, the platform file; a JDK's ``bin``: its
-home), all read-only (``mount_setattr``, recursive: no world-writable directory is left to it, whatever the
-machine has), then a fresh tmpfs on each of ``PRIVATE`` (mode 1777, size-capped; its pages are charged to
-the tool's cgroup's memory too), and, writable, the directory it runs in (its workspace) and those kept
-directories under them. It then takes that root (``pivot_root``) and leaves the machine's. A JVM's
-temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``. The same holds for
-System V and POSIX IPC objects (a shared memory segment outlives its process): the tool has an IPC namespace
-of its own, gone with it. This process's Python may not be in that view: what it runs after is imported
-before.
+a small tmpfs holding ``SYSTEM`` (an allow list: ``/usr``, ``/lib``... bound), an ``/etc`` of its own
+(``ETC``: an allow list; its own accounts), a ``/dev`` of its own (``DEVICES``) and the directories of its
+program and the files the gateway runs it with (a jar, the platform file; a JDK's ``bin``: its home), all
+read-only (``mount_setattr``, recursive: no world-writable directory is left to it, whatever the machine has),
+then one tmpfs (``_own_scratch``: its pages are charged to the tool's cgroup's memory too) whose parts are its
+``PRIVATE`` places (mode 1777, empty) and the directory it runs in (its workspace, a copy), bounded together,
+and, writable, those kept directories under them. It then takes that root (``pivot_root``) and leaves the
+machine's. A JVM's temporary files (``hsperfdata``, native libraries it unpacks) go to the new ``/tmp``. The
+same holds for System V and POSIX IPC objects (a shared memory segment outlives its process): the tool has an
+IPC namespace of its own, gone with it. This process's Python may not be in that view: what it runs after is
+imported before.
 
 The supervisor loads this file by its path (standard library only). A machine that refuses the namespace
 (a container without CAP_SYS_ADMIN) is seen by ``files_here`` (tried once, by a child) and said.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fnmatch
 import functools
 import os
 import sys
@@ -40,12 +41,16 @@ _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
 _MOUNT_SETATTR = {"x86_64": 442, "aarch64": 442}
 # the world-writable places of a Linux machine's tools: each given empty, of the tool's own
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")
-TMP_SIZE = "size=512m,nr_inodes=65536,mode=1777"
 # the machine's directories a tool's programs run from, read-only in its view, and nothing else of the
 # machine's (an allow list): not /home, /root, /var, /srv, /opt, /run, /mnt, where the gateway keeps its data
 # dir, config, keys and audit (a gateway not root: its tool is its uid outside its user namespace, and read
 # them) and other users keep theirs; a link among them (``/bin`` to ``usr/bin``) is made again as that link
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc")
+# its /etc: a small tmpfs of its own with only these of the machine's bound in it, read-only (an allow list:
+# what the dynamic loader, a JDK (its ``conf`` links to ``/etc/java-N-openjdk``) and ``alternatives``' links
+# need), and a ``passwd``, ``group`` and ``hosts`` written for it: not the machine's accounts, hosts, TLS
+# keys, the gateway's or any service's configuration (``/etc/ssl``, ``/etc/postgresql``, ``/etc/ssh``...)
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "alternatives", "localtime", "java-*")
 # its /dev: a tmpfs of its own with these of the machine's devices bound in it (an allow list: what a JVM or
 # aapt opens), the usual links, and its own shm; not the machine's terminals (``ptmx``, ``pts``), FUSE, loop
 # devices, the kernel log, ``net/tun``, ``kvm`` or whatever else its modes would let it open
@@ -56,9 +61,15 @@ _DEV_LINKS = {
     "stdout": "/proc/self/fd/1",
     "stderr": "/proc/self/fd/2",
 }
-_ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"
-# its workspace: a copy of its own in memory (charged to its cgroup, as its /tmp is), not the machine's disk
-WORK_SIZE = "size=512m,nr_inodes=65536,mode=0700"  # the new root's own: its mount points and links only
+_ROOT_SIZE = "size=1m,nr_inodes=4096,mode=0755"  # the new root's own: its mount points and links only
+# what a tool may write, all in one tmpfs of its own (in memory, charged to its cgroup): its workspace (a
+# copy), its /tmp, /var/tmp and /dev/shm, together at most the bytes it is given, and one inode per this many
+# of them
+_BYTES_PER_INODE = 8192
+_MIN_INODES = 1024
+# the parts of that tmpfs, each bound where the tool sees it ("work": its workspace)
+_PARTS = {"/var/tmp": "var-tmp", "/dev/shm": "shm", "/tmp": "tmp"}
+PROBE_DISK_BYTES = 1 << 20  # a probe's: it writes one empty file
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 _MNT_DETACH = 2
 
@@ -94,10 +105,11 @@ def kept_dirs(programs: list[str]) -> list[str]:
     return found
 
 
-def own_files(cwd: str, kept: list[str]) -> None:
+def own_files(cwd: str, kept: list[str], disk_bytes: int, user: tuple[int, int] | None = None) -> None:
     """Give this process (root) the view described above, for a tool run in ``cwd`` (then its working
     directory, writable) with ``kept`` given back (``kept_dirs``: writable where under one of ``PRIVATE``,
-    read-only elsewhere). OSError when any step fails (the tool is then not run)."""
+    read-only elsewhere), ``disk_bytes`` for all it writes, and ``user`` (uid, gid) named in its /etc/passwd.
+    OSError when any step fails (the tool is then not run)."""
     keep = [os.path.realpath(cwd), *kept]
     if keep[0] == "/":
         raise OSError(errno.EINVAL, "a tool is never run in /")
@@ -111,7 +123,7 @@ def own_files(cwd: str, kept: list[str]) -> None:
     # held before anything covers them: bound into the new root from these
     held = {k: os.open(k, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for k in keep}
     try:
-        new = _new_root(libc, keep[0], keep, held)
+        new = _new_root(libc, keep[0], keep, held, disk_bytes, user)
         os.chdir(new)
         _checked(libc.syscall(_PIVOT_ROOT[os.uname().machine], b".", b"."), "the new root could not be taken")
         # the machine's root, now stacked on the new one: gone from this view
@@ -122,10 +134,17 @@ def own_files(cwd: str, kept: list[str]) -> None:
     os.chdir(keep[0])
 
 
-def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]) -> str:
+def _new_root(
+    libc: ctypes.CDLL,
+    new: str,
+    keep: list[str],
+    held: dict[str, int],
+    disk_bytes: int,
+    user: tuple[int, int] | None,
+) -> str:
     """The tool's root, built on a small tmpfs over ``new`` (its workspace: a directory of its own, held by
-    ``held`` beneath) and returned: ``SYSTEM`` and the kept directories, all read-only, then ``PRIVATE``
-    (empty tmpfs) and the writable kept directories."""
+    ``held`` beneath) and returned: ``SYSTEM``, its ``/etc`` and the kept directories, all read-only, then
+    ``PRIVATE`` and its workspace (``_own_scratch``) and the writable kept directories."""
     at = new.encode()
     _checked(libc.mount(b"tmpfs", at, b"tmpfs", _MS_NOSUID | _MS_NODEV, _ROOT_SIZE.encode()), "no new root")
     for d in SYSTEM:
@@ -136,10 +155,11 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
             _checked(
                 libc.mount(d.encode(), (new + d).encode(), None, _MS_BIND | _MS_REC, None), f"{d} not bound"
             )
+    _own_etc(libc, new + "/etc", user)
     _own_dev(libc, new + "/dev")
     writable = [k for k in keep if k == keep[0] or _under(k, PRIVATE)]
     for place in PRIVATE:
-        if os.path.isdir(place) and not os.path.islink(place) and not _under(place, SYSTEM):
+        if not _under(place, SYSTEM):
             os.makedirs(new + place, mode=0o755, exist_ok=True)
     for k in keep:
         if k in writable and _under(k, PRIVATE) or _under(k, SYSTEM):
@@ -153,19 +173,12 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
         libc.syscall(nr, _AT_FDCWD, at, _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)),
         "the files could not be made read-only",
     )
-    for place in PRIVATE:
-        if os.path.isdir(new + place) and not os.path.islink(place):
-            _checked(
-                libc.mount(
-                    b"tmpfs", (new + place).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, TMP_SIZE.encode()
-                ),
-                f"no {place} of its own could be mounted",
-            )
-    os.makedirs(new + keep[0], mode=0o755, exist_ok=True)
-    _checked(
-        libc.mount(b"tmpfs", (new + keep[0]).encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, WORK_SIZE.encode()),
-        "no workspace of its own could be mounted",
-    )
+    work = _own_scratch(libc, new, disk_bytes)
+    try:
+        os.makedirs(new + keep[0], mode=0o755, exist_ok=True)
+        _bind(libc, work, new + keep[0])
+    finally:
+        os.close(work)
     _copied(f"/proc/self/fd/{held[keep[0]]}", new + keep[0])
     for k in writable[1:]:
         os.makedirs(new + k, mode=0o755, exist_ok=True)
@@ -176,6 +189,73 @@ def _new_root(libc: ctypes.CDLL, new: str, keep: list[str], held: dict[str, int]
             f"{k} not made writable",
         )
     return new
+
+
+def _own_scratch(libc: ctypes.CDLL, new: str, disk_bytes: int) -> int:
+    """One tmpfs of ``disk_bytes`` (and inodes in proportion) for all the tool may write: mounted on its
+    ``/tmp``, its parts bound on ``PRIVATE`` (empty, mode 1777), the last on ``/tmp`` itself (the tmpfs's
+    root, under it, is then out of reach); its workspace part returned, held (bound once its place is made:
+    under ``/tmp``, it is made in that part). Four tmpfs of a fixed size each were four times a tool's
+    bound, and with no cgroup (a gateway not root) the machine's memory."""
+    tmp = new + "/tmp"
+    inodes = max(_MIN_INODES, disk_bytes // _BYTES_PER_INODE)
+    options = f"size={disk_bytes},nr_inodes={inodes},mode=0755".encode()
+    flags = _MS_NOSUID | _MS_NODEV
+    _checked(libc.mount(b"tmpfs", tmp.encode(), b"tmpfs", flags, options), "no /tmp of its own")
+    parts = {}
+    for name, mode in (*((p, 0o1777) for p in _PARTS.values()), ("work", 0o700)):
+        os.mkdir(f"{tmp}/{name}")
+        os.chmod(f"{tmp}/{name}", mode)  # (not as the umask would have it)
+        parts[name] = os.open(f"{tmp}/{name}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for place, name in _PARTS.items():
+            _bind(libc, parts[name], new + place)
+    finally:
+        for name, fd in parts.items():
+            if name != "work":
+                os.close(fd)
+    return parts["work"]
+
+
+def _own_etc(libc: ctypes.CDLL, etc: str, user: tuple[int, int] | None) -> None:
+    """``ETC`` of the machine's /etc bound at ``etc`` (a small tmpfs, made read-only with the rest; a link
+    made again as that link), and its own ``passwd``, ``group`` and ``hosts``: root, the tool's user (named
+    ``tool``), ``nobody``; ``localhost`` only."""
+    os.mkdir(etc)
+    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    _checked(libc.mount(b"tmpfs", etc.encode(), b"tmpfs", flags, b"size=64k,mode=0755"), "no /etc of its own")
+    try:
+        names = sorted(os.listdir("/etc"))
+    except OSError:
+        names = []
+    for name in names:
+        if not any(fnmatch.fnmatchcase(name, allowed) for allowed in ETC):
+            continue
+        source, to = f"/etc/{name}", f"{etc}/{name}"
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), to)
+            continue
+        if os.path.isdir(source):
+            os.mkdir(to)
+        elif os.path.isfile(source):
+            with open(to, "x"):
+                pass
+        else:
+            continue
+        bound = libc.mount(source.encode(), to.encode(), None, _MS_BIND | _MS_REC, None)
+        _checked(bound, f"{source} not bound")
+    accounts = [(0, 0, "root", "/root"), (65534, 65534, "nobody", "/nonexistent")]
+    if user is not None and user[0] not in (0, 65534):
+        accounts.insert(1, (user[0], user[1], "tool", "/nonexistent"))
+    shown = {
+        "passwd": "".join(f"{n}:x:{u}:{g}:{n}:{h}:/usr/sbin/nologin\n" for u, g, n, h in accounts),
+        "group": "".join(f"{n}:x:{g}:\n" for _, g, n, _ in accounts),
+        "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost\n",
+    }
+    for name, text in shown.items():
+        fd = os.open(f"{etc}/{name}", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
 
 
 def _own_dev(libc: ctypes.CDLL, dev: str) -> None:
@@ -282,7 +362,7 @@ def probe_dir(tried: Callable[[str], None]) -> int:
 
 
 def _probe(d: str) -> None:
-    own_files(d, [])
+    own_files(d, [], PROBE_DISK_BYTES)
     with open("/tmp/.probe", "w"):
         pass
     if os.path.exists(os.path.realpath(__file__)) and not _under(os.path.realpath(__file__), SYSTEM):
