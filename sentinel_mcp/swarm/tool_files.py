@@ -31,6 +31,7 @@ import errno
 import fnmatch
 import functools
 import os
+import stat
 import sys
 from collections.abc import Callable
 
@@ -50,7 +51,15 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc
 # what the dynamic loader, a JDK (its ``conf`` links to ``/etc/java-N-openjdk``) and ``alternatives``' links
 # need), and a ``passwd``, ``group`` and ``hosts`` written for it: not the machine's accounts, hosts, TLS
 # keys, the gateway's or any service's configuration (``/etc/ssl``, ``/etc/postgresql``, ``/etc/ssh``...)
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "alternatives", "localtime", "java-*")
+ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "nsswitch.conf",
+    "alternatives",
+    "localtime",
+    "java-[0-9]*",
+)
 # its /dev: a tmpfs of its own with these of the machine's devices bound in it (an allow list: what a JVM or
 # aapt opens), the usual links, and its own shm; not the machine's terminals (``ptmx``, ``pts``), FUSE, loop
 # devices, the kernel log, ``net/tun``, ``kvm`` or whatever else its modes would let it open
@@ -245,7 +254,8 @@ def _own_etc(libc: ctypes.CDLL, etc: str, user: tuple[int, int] | None) -> None:
         bound = libc.mount(source.encode(), to.encode(), None, _MS_BIND | _MS_REC, None)
         _checked(bound, f"{source} not bound")
     accounts = [(0, 0, "root", "/root"), (65534, 65534, "nobody", "/nonexistent")]
-    if user is not None and user[0] not in (0, 65534):
+    user = user or (os.getuid(), os.getgid())  # in a user namespace of its own (``tool_userns.py``): its user
+    if user[0] not in (0, 65534):
         accounts.insert(1, (user[0], user[1], "tool", "/nonexistent"))
     shown = {
         "passwd": "".join(f"{n}:x:{u}:{g}:{n}:{h}:/usr/sbin/nologin\n" for u, g, n, h in accounts),
@@ -280,27 +290,40 @@ def _own_dev(libc: ctypes.CDLL, dev: str) -> None:
 
 def _copied(source: str, to: str) -> None:
     """What the gateway wrote in the workspace (its sources: a bounded number of small files, the tool's
-    uid's), copied to ``to`` with its modes and owners; links made again as links, nothing else copied."""
+    uid's), copied to ``to`` with its modes and owners; links made again as links, nothing else copied.
+    The workspace is the tool's user's (``give_workspace``) and this process root: walked by directory
+    descriptors, each entry opened as the very file its ``lstat`` saw, never through a link (a directory or
+    file swapped for a link to a root-only one meanwhile was read as root, and given to the tool); an entry
+    changed under it, or not the workspace's own, refuses the run (OSError)."""
     st = os.stat(source)
+    owner = st.st_uid
     os.chown(to, st.st_uid, st.st_gid)
     os.chmod(to, st.st_mode & 0o7777)
-    for top, dirs, files in os.walk(source):
+    for top, dirs, files, at in os.fwalk(source, follow_symlinks=False):
         rel = os.path.relpath(top, source)
         for name in (*dirs, *files):
-            src, dst = os.path.join(top, name), os.path.normpath(os.path.join(to, rel, name))
-            st = os.lstat(src)
-            if os.path.islink(src):
-                os.symlink(os.readlink(src), dst)
-            elif name in dirs:
+            dst = os.path.normpath(os.path.join(to, rel, name))
+            st = os.lstat(name, dir_fd=at)
+            # all the gateway wrote is the workspace's owner's, each file once: another's file, or a hard
+            # link (to a file the tool's user could not read, where the machine lets one be made) is not
+            if st.st_uid != owner or stat.S_ISREG(st.st_mode) and st.st_nlink != 1:
+                raise OSError(errno.EPERM, f"{os.path.join(rel, name)} is not the workspace's own file")
+            if stat.S_ISLNK(st.st_mode):
+                os.symlink(os.readlink(name, dir_fd=at), dst)
+            elif stat.S_ISDIR(st.st_mode):
                 os.mkdir(dst, 0o700)
-            elif os.path.isfile(src):
-                with open(src, "rb") as r, open(dst, "xb") as w:
-                    while chunk := r.read(1 << 20):
-                        w.write(chunk)
+            elif stat.S_ISREG(st.st_mode):
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                with os.fdopen(os.open(name, flags, dir_fd=at), "rb") as r:
+                    if not os.path.samestat(os.fstat(r.fileno()), st):
+                        raise OSError(errno.EAGAIN, f"{os.path.join(rel, name)} changed while it was copied")
+                    with open(dst, "xb") as w:
+                        while chunk := r.read(1 << 20):
+                            w.write(chunk)
             else:
                 continue
             os.chown(dst, st.st_uid, st.st_gid, follow_symlinks=False)
-            if not os.path.islink(src):
+            if not stat.S_ISLNK(st.st_mode):
                 os.chmod(dst, st.st_mode & 0o7777)
 
 
