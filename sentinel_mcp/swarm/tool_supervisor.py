@@ -8,11 +8,12 @@ Its limits are set here, before the tool runs, so whatever the tool starts has t
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
 gateway has threads): each file it writes bounded (RLIMIT_FSIZE), its open files (RLIMIT_NOFILE: a JVM running
 ktlint holds tens), no core, and each process's data (RLIMIT_DATA: its heap, stacks, private writable maps; a
-JVM's heap is within it) to DATA_BYTES, the tool's memory cap, also where no cgroup is given. Not its address
-space (RLIMIT_AS): a JVM reserves far more than it uses. Its process count and memory are capped by its cgroup
-(joined by the tool's first process before exec, so every process it starts is in it, whatever session it
-moves to), not by RLIMIT_NPROC, which counts the user's processes (none as root). The hard limits too: the
-tool, not root, cannot raise them again.
+JVM's heap is within it) to DATA_BYTES (the tool's memory cap and a JVM's own headroom), also where no cgroup
+is given. Not its address space (RLIMIT_AS): a JVM reserves far more than it uses. Its process count and
+memory are capped by its cgroup (joined by the tool's first process before exec, so every process it starts is
+in it, whatever session it moves to); its process count by RLIMIT_NPROC (NPROC) too, which counts its user's
+processes (a uid leased to the run: the tool's own; in a user namespace of its own, counted there): where no
+cgroup is given, that caps it. The hard limits too: the tool, not root, cannot raise them again.
 
 This process stays outside the cgroup and waits for the tool. On Linux the kernel tells it when the gateway
 dies (PR_SET_PDEATHSIG; a gateway already gone by then is seen as a new parent, and the tool is not run):
@@ -150,21 +151,20 @@ def launched(
     data_bytes: int = 1 << 62,
     disk_bytes: int = 1 << 28,
 ) -> list[str]:
-    """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
-    no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
-    process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
-    ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
-    gateway's choice, never a path the models wrote), and in a pid namespace of its own with ``pids`` (with
-    ``files`` only: its /proc is mounted in that view), all made in a user namespace of its own with ``users``
-    (a gateway not root): there its processes and threads are counted apart from its user's others, capped to
-    ``processes`` (``RLIMIT_NPROC``: what caps them where no cgroup is given, as a gateway not root has).
-    Each of its processes' data is bounded to ``data_bytes``; all it writes, with ``files``, to
-    ``disk_bytes``."""
+    """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``, no
+    core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this process
+    (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with ``network``, with a
+    view of the files of its own with ``files`` (the directories given back in it: the gateway's choice, never
+    a path the models wrote), and in a pid namespace of its own with ``pids`` (with ``files`` only: its /proc
+    is mounted in that view), all made in a user namespace of its own with ``users`` (a gateway not root):
+    there its processes and threads are counted apart from its user's others, capped to ``processes``
+    (``RLIMIT_NPROC``: what caps them where no cgroup is given; as ``user`` too, its processes counted). Each
+    of its processes' data is bounded to ``data_bytes``; all it writes, with ``files``, to ``disk_bytes``."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
     netns, pidns = "1" if network else "0", ("u" if users else "1") if pids and files is not None else "0"
     own = ["-"] if files is None else [str(len(files)), *files]
-    nproc = str(processes) if users and processes is not None else "-"
+    nproc = str(processes) if processes is not None else "-"
     limits = [str(file_bytes), str(data_bytes), nproc, str(os.getpid()), *who, netns, pidns, str(disk_bytes)]
     limits += [*own, str(len(cgroup_procs))]
     limits += cgroup_procs
@@ -232,6 +232,10 @@ def main(argv: list[str]) -> int:
                 _init(pids, prctl, watched)  # returns in the tool's own process only
                 parent = 1
             if user is not None:
+                if nproc is not None:
+                    # the processes of its user (a uid leased to this run: the tool's own), where no cgroup
+                    # counts them (the cgroup, counting the root init too, says it first where one does)
+                    _cap(resource.RLIMIT_NPROC, nproc)
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 os._exit(126)

@@ -176,7 +176,8 @@ class Toolchain:
                 "not reachable by the tool user (install the tools where it can read them): "
                 + "; ".join(self.unreached)
             )
-        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb, self.own_users))
+        counted = "in its user namespace" if self.own_users else "as its own user" if self.user else None
+        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb, counted))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))

@@ -25,6 +25,7 @@ from tests.swarm.support.tool_processes import KOTLIN, TOOL_PYTHON, script_tools
 
 from sentinel_mcp.swarm.tool_files import ETC, files_here
 from sentinel_mcp.swarm.tool_supervisor import MAX_OPEN_FILES
+from sentinel_mcp.swarm import toolchain
 from sentinel_mcp.swarm.toolchain import DATA_HEADROOM_BYTES, Toolchain, VerifySettings
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.usefixtures("tools_reach_tmp_path")]
@@ -225,3 +226,26 @@ async def test_a_real_jvm_runs_in_the_bounded_view(tmp_path) -> None:
     assert source.startswith("file:/dev/"), source  # read from /etc/java-N-openjdk/security/java.security
     assert "hsperfdata_" in tmp, tmp
     assert name in ("tool", "nobody"), name
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root gateway's tool runs as a uid of its own")
+async def test_a_fork_bomb_is_capped_where_no_cgroup_is_given(tmp_path, monkeypatch) -> None:
+    """A root gateway on a machine that gives it no cgroup: its tool's processes were not capped at all (the
+    report said so). Now its user's processes are (``RLIMIT_NPROC``: the uid is leased to this run alone)."""
+    monkeypatch.setattr(toolchain, "tool_cgroup", lambda *_: None)
+    script = (
+        "import time\nforked = 0\n"
+        "for _ in range(200):\n"
+        "    try:\n"
+        "        if os.fork() == 0:\n"
+        "            time.sleep(60)\n"
+        "            os._exit(0)\n"
+        "        forked += 1\n"
+        "    except OSError as e:\n"
+        "        print('ERROR', e.strerror)\n"
+        "        break\n"
+        "print('FORKED', forked)"
+    )
+    ran, notes = await _said(tmp_path, script, max_processes=16)
+    assert "ERROR Resource temporarily unavailable" in ran, (ran, notes)
+    assert int(ran.split("FORKED ")[1].split()[0]) < 16, ran
