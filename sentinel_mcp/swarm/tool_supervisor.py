@@ -148,8 +148,9 @@ def launched(
     pids: bool = False,
     users: bool = False,
     processes: int | None = None,
-    data_bytes: int = 1 << 62,
-    disk_bytes: int = 1 << 28,
+    *,
+    data_bytes: int,
+    disk_bytes: int,
 ) -> list[str]:
     """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``, no
     core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this process
