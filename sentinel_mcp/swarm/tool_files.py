@@ -188,7 +188,7 @@ def _new_root(
         _bind(libc, work, new + keep[0])
     finally:
         os.close(work)
-    _copied(f"/proc/self/fd/{held[keep[0]]}", new + keep[0])
+    _copied(held[keep[0]], new + keep[0])
     for k in writable[1:]:
         os.makedirs(new + k, mode=0o755, exist_ok=True)
         _bind(libc, held[k], new + k)
@@ -288,19 +288,20 @@ def _own_dev(libc: ctypes.CDLL, dev: str) -> None:
     os.mkdir(f"{dev}/shm")
 
 
-def _copied(source: str, to: str) -> None:
-    """What the gateway wrote in the workspace (its sources: a bounded number of small files, the tool's
-    uid's), copied to ``to`` with its modes and owners; links made again as links, nothing else copied.
-    The workspace is the tool's user's (``give_workspace``) and this process root: walked by directory
-    descriptors, each entry opened as the very file its ``lstat`` saw, never through a link (a directory or
-    file swapped for a link to a root-only one meanwhile was read as root, and given to the tool); an entry
-    changed under it, or not the workspace's own, refuses the run (OSError)."""
-    st = os.stat(source)
+def _copied(source: int, to: str) -> None:
+    """What the gateway wrote in the workspace (held by ``source``, a descriptor: its path is covered; its
+    sources: a bounded number of small files, the tool's uid's), copied to ``to`` with its modes and owners;
+    links made again as links, nothing else copied. The workspace is the tool's user's (``give_workspace``)
+    and this process root: walked by directory descriptors, each entry opened as the very file its ``lstat``
+    saw, never through a link (a directory or file swapped for a link to a root-only one meanwhile was read as
+    root, and given to the tool); an entry changed under it, or not the workspace's own, refuses the run
+    (OSError)."""
+    st = os.stat(source)  # (its own descriptor: no link to follow)
     owner = st.st_uid
     os.chown(to, st.st_uid, st.st_gid)
     os.chmod(to, st.st_mode & 0o7777)
-    for top, dirs, files, at in os.fwalk(source, follow_symlinks=False):
-        rel = os.path.relpath(top, source)
+    for top, dirs, files, at in os.fwalk(".", follow_symlinks=False, dir_fd=source):
+        rel = os.path.normpath(top)
         for name in (*dirs, *files):
             dst = os.path.normpath(os.path.join(to, rel, name))
             st = os.lstat(name, dir_fd=at)

@@ -38,6 +38,14 @@ def _copies_of(secret: str, to: Path) -> int:
     return found
 
 
+def _copied(src: Path, to: Path) -> None:
+    held = os.open(src, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)  # as the tool's first process holds it
+    try:
+        tool_files._copied(held, str(to))
+    finally:
+        os.close(held)
+
+
 def _secret_dir(tmp_path: Path) -> Path:
     secret = tmp_path / "secret"
     secret.mkdir(mode=0o700)
@@ -78,7 +86,7 @@ def test_a_directory_swapped_for_a_link_while_the_workspace_is_copied_is_not_fol
             to = tmp_path / f"to{i}"
             to.mkdir()
             try:
-                tool_files._copied(str(src), str(to))
+                _copied(src, to)
             except OSError:
                 refused += 1
             read += _copies_of("SECRET", to)
@@ -107,7 +115,7 @@ def test_a_file_not_the_workspaces_own_refuses_the_copy(tmp_path, kind) -> None:
     to = tmp_path / "to"
     to.mkdir()
     with pytest.raises(OSError, match="not the workspace's own file"):
-        tool_files._copied(str(src), str(to))
+        _copied(src, to)
     assert _copies_of("SECRET", to) == 0
 
 
@@ -123,7 +131,7 @@ def test_the_workspaces_own_files_dirs_and_links_are_copied(tmp_path) -> None:
     os.lchown(src / "app" / "link", 65534, 65534)
     to = tmp_path / "to"
     to.mkdir()
-    tool_files._copied(str(src), str(to))
+    _copied(src, to)
     assert (to / "app" / "A.kt").read_text() == "class A\n"
     copied = (to / "app" / "A.kt").stat()
     assert copied.st_mode & 0o777 == 0o640 and copied.st_uid == 65534
