@@ -136,15 +136,16 @@ def caps_here() -> frozenset[str] | None:
     return frozenset().union(*(h.controllers for h in hierarchies)) if hierarchies else None
 
 
-def caps_said(max_processes: int, max_memory_mb: int, counted: bool = False) -> str:
-    """What a build's report says of its tools' cgroups on this machine (``counted``: each tool's processes
-    are capped in a user namespace of its own, ``tool_supervisor.py``)."""
+def caps_said(max_processes: int, max_memory_mb: int, counted: str | None = None) -> str:
+    """What a build's report says of its tools' cgroups on this machine (``counted``: where each tool's
+    processes are counted and capped without one, ``tool_supervisor.py``: "in its user namespace", "as its
+    own user")."""
     caps = caps_here()
     if caps is None and counted:
         return (
             f"no cgroup for the tools here: their memory is not capped, and a process that leaves a tool's "
-            f"session is not stopped; each tool's processes and threads are capped to {max_processes} in its "
-            "user namespace"
+            f"session is not stopped; each tool's processes and threads are capped to {max_processes} "
+            f"{counted}"
         )
     if caps is None:
         return (

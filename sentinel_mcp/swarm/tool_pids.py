@@ -23,7 +23,7 @@ import os
 import sys
 
 _CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 0x4000, 0x40000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 1, 2, 4, 8, 0x4000, 0x40000
 
 
 def _libc() -> ctypes.CDLL:
@@ -49,8 +49,11 @@ def own_proc() -> None:
     the processes of the namespace only, and of those only the ones the reader could trace (``hidepid``):
     the init (this process: the supervisor's fork, root or with every capability of its user namespace) is
     not listed to the tool, its command line (the supervisor's arguments: the gateway's pid, the cgroups'
-    paths, the tool's uid), status and files unread. OSError when it could not be mounted."""
-    flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+    paths, the tool's uid), status and files unread. Read-only: a tool's process may write a number of files
+    of its own there (``comm``, ``oom_score_adj``, ``timerslack_ns``, ``mem``; ``uid_map`` and
+    ``/proc/sys`` files opened, refused later), each a kernel handler a checker has no need of.
+    OSError when it could not be mounted."""
+    flags = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
     _checked(
         _libc().mount(b"proc", b"/proc", b"proc", flags, b"hidepid=invisible"),
         "no /proc of its own could be mounted",

@@ -1,14 +1,19 @@
 """The process a verification tool is started through (``launched``), run as a script (``python -I -S``:
 the standard library only, no site, no ``PYTHON*`` variable read):
 
-    tool_supervisor.py FILE_BYTES NPROC GATEWAY_PID UID GID NETNS PIDNS M KEPT... N CGROUP_PROCS... TOOL...
+    tool_supervisor.py FILE_BYTES DATA_BYTES NPROC GATEWAY_PID UID GID NETNS PIDNS DISK M KEPT...
+        N CGROUP_PROCS... TOOL...
 
 Its limits are set here, before the tool runs, so whatever the tool starts has them from its first
 instruction (set from outside once it runs, a child it forked at once would not; and no preexec_fn: the
-gateway has threads): each file it writes bounded (RLIMIT_FSIZE), no core. Its process count and memory are
-capped by its cgroup (joined by the tool's first process before exec, so every process it starts is in it,
-whatever session it moves to), not by rlimits: a JVM reserves far more address space than it uses, and
-RLIMIT_NPROC counts the user's processes (none as root).
+gateway has threads): each file it writes bounded (RLIMIT_FSIZE), its open files (RLIMIT_NOFILE: a JVM running
+ktlint holds tens), no core, and each process's data (RLIMIT_DATA: its heap, stacks, private writable maps; a
+JVM's heap is within it) to DATA_BYTES (the tool's memory cap and a JVM's own headroom), also where no cgroup
+is given. Not its address space (RLIMIT_AS): a JVM reserves far more than it uses. Its process count and
+memory are capped by its cgroup (joined by the tool's first process before exec, so every process it starts is
+in it, whatever session it moves to); its process count by RLIMIT_NPROC (NPROC) too, which counts its user's
+processes (a uid leased to the run: the tool's own; in a user namespace of its own, counted there): where no
+cgroup is given, that caps it. The hard limits too: the tool, not root, cannot raise them again.
 
 This process stays outside the cgroup and waits for the tool. On Linux the kernel tells it when the gateway
 dies (PR_SET_PDEATHSIG; a gateway already gone by then is seen as a new parent, and the tool is not run):
@@ -25,8 +30,9 @@ nor move itself out of its cgroup (both the gateway's own).
 
 Before it runs the tool, on Linux, that first process takes a network namespace of its own when NETNS is 1
 (as root, before the drop) and installs the socket filter (after ``no_new_privs``): ``tool_network.py``;
-with M not ``-`` it takes its own view of the files, the M KEPT directories given back (as root, before the
-drop): ``tool_files.py``. With PIDNS 1 (and M not ``-``) the processes this one starts are in a pid
+with M not ``-`` it takes its own view of the files, the M KEPT directories given back and DISK bytes for all
+it writes (as root, before the drop): ``tool_files.py``.
+With PIDNS 1 (and M not ``-``) the processes this one starts are in a pid
 namespace of their own: the tool's first process is its init, mounts the namespace's /proc, forks the tool and
 reaps, passing the tool's status on (``tool_pids.py``). PIDNS ``u`` (a gateway not root): the same, in a
 user namespace this process takes first (``tool_userns.py``). One that fails is refused: the tool is not run.
@@ -45,6 +51,8 @@ from typing import Any
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
+# of a tool's open files: a JVM running ktlint holds tens (its jars, its libraries, pipes)
+MAX_OPEN_FILES = 1024
 _SWEEPS = 64  # rounds of killing this process's children (a killed child's own children come to it next)
 
 
@@ -140,32 +148,40 @@ def launched(
     pids: bool = False,
     users: bool = False,
     processes: int | None = None,
+    *,
+    data_bytes: int,
+    disk_bytes: int,
 ) -> list[str]:
-    """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``,
-    no core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this
-    process (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with
-    ``network``, with a view of the files of its own with ``files`` (the directories given back in it: the
-    gateway's choice, never a path the models wrote), and in a pid namespace of its own with ``pids`` (with
-    ``files`` only: its /proc is mounted in that view), all made in a user namespace of its own with ``users``
-    (a gateway not root): there its processes and threads are counted apart from its user's others, capped to
-    ``processes`` (``RLIMIT_NPROC``: what caps them where no cgroup is given, as a gateway not root has)."""
+    """The command that runs ``argv`` under this supervisor: each file it writes bounded to ``file_bytes``, no
+    core dump, in the cgroup whose ``cgroup.procs`` files are given, and all of it killed with this process
+    (Linux); run as ``user`` (uid, gid) when given, in a network namespace of its own with ``network``, with a
+    view of the files of its own with ``files`` (the directories given back in it: the gateway's choice, never
+    a path the models wrote), and in a pid namespace of its own with ``pids`` (with ``files`` only: its /proc
+    is mounted in that view), all made in a user namespace of its own with ``users`` (a gateway not root):
+    there its processes and threads are counted apart from its user's others, capped to ``processes``
+    (``RLIMIT_NPROC``: what caps them where no cgroup is given; as ``user`` too, its processes counted). Each
+    of its processes' data is bounded to ``data_bytes``; all it writes, with ``files``, to ``disk_bytes``."""
     tool = os.path.abspath(argv[0])
     who = [str(user[0]), str(user[1])] if user is not None else ["-", "-"]
     netns, pidns = "1" if network else "0", ("u" if users else "1") if pids and files is not None else "0"
     own = ["-"] if files is None else [str(len(files)), *files]
-    nproc = str(processes) if users and processes is not None else "-"
-    limits = [str(file_bytes), nproc, str(os.getpid()), *who, netns, pidns, *own, str(len(cgroup_procs))]
+    nproc = str(processes) if processes is not None else "-"
+    limits = [str(file_bytes), str(data_bytes), nproc, str(os.getpid()), *who, netns, pidns, str(disk_bytes)]
+    limits += [*own, str(len(cgroup_procs))]
     limits += cgroup_procs
     return [sys.executable, "-I", "-S", os.path.abspath(__file__), *limits, tool, *argv[1:]]
 
 
 def main(argv: list[str]) -> int:
     _cap(resource.RLIMIT_FSIZE, int(argv[1]))
+    _cap(resource.RLIMIT_DATA, int(argv[2]))
+    _cap(resource.RLIMIT_NOFILE, MAX_OPEN_FILES)
     _cap(resource.RLIMIT_CORE, 0)
-    nproc, gateway = None if argv[2] == "-" else int(argv[2]), int(argv[3])
-    user = None if argv[4] == "-" else (int(argv[4]), int(argv[5]))
-    netns, pidns, userns = argv[6] == "1", argv[7] in ("1", "u"), argv[7] == "u"
-    kept, at = (None, 9) if argv[8] == "-" else (argv[9 : 9 + int(argv[8])], 9 + int(argv[8]))
+    nproc, gateway = None if argv[3] == "-" else int(argv[3]), int(argv[4])
+    user = None if argv[5] == "-" else (int(argv[5]), int(argv[6]))
+    netns, pidns, userns = argv[7] == "1", argv[8] in ("1", "u"), argv[8] == "u"
+    disk = int(argv[9])
+    kept, at = (None, 11) if argv[10] == "-" else (argv[11 : 11 + int(argv[10])], 11 + int(argv[10]))
     n = int(argv[at])
     groups, tool = argv[at + 1 : at + 1 + n], argv[at + 1 + n :]
     linux = sys.platform.startswith("linux")
@@ -210,13 +226,17 @@ def main(argv: list[str]) -> int:
             if netns and network is not None:
                 network.own_network()  # made as root, before the drop
             if files is not None and kept is not None:
-                files.own_files(os.getcwd(), kept)
+                files.own_files(os.getcwd(), kept, disk, user)
             parent = supervisor
             if pids is not None:
                 pids.own_proc()
                 _init(pids, prctl, watched)  # returns in the tool's own process only
                 parent = 1
             if user is not None:
+                if nproc is not None:
+                    # the processes of its user (a uid leased to this run: the tool's own), where no cgroup
+                    # counts them (the cgroup, counting the root init too, says it first where one does)
+                    _cap(resource.RLIMIT_NPROC, nproc)
                 _become(*user)
             if linux and prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 os._exit(126)

@@ -88,7 +88,7 @@ def _probe() -> int:
 
     def tried(d: str) -> None:
         network.own_network()
-        files.own_files(d, [])
+        files.own_files(d, [], files.PROBE_DISK_BYTES)
         pids.own_proc()
         with open("/tmp/.probe", "w"):
             pass

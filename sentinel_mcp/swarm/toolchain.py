@@ -56,6 +56,9 @@ KTLINT_IN_CHECKOUT = (
 MAX_TOOL_OUTPUT_BYTES = 8 * 1024 * 1024
 # of each file a tool writes (the kernel's RLIMIT_FSIZE): aapt's R.java of 25 files, a JVM's logs are far less
 MAX_TOOL_FILE_BYTES = 64 * 1024 * 1024
+# of each of a tool's processes' data (RLIMIT_DATA), beyond its memory cap: a JVM's own, besides its heap (its
+# code cache, metaspace, thread stacks and collector's tables: a JVM of a 32 MB heap did not start in 96 MB)
+DATA_HEADROOM_BYTES = 512 * 1024 * 1024
 _AAPT_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): error: (?P<msg>.+)$", re.MULTILINE)
 _KTLINT_EDITORCONFIG = (
     "root = true\n[*.{kt,kts}]\nktlint_function_naming_ignore_when_annotated_with = Composable\n"
@@ -78,6 +81,9 @@ class VerifySettings(BaseModel):
     # its memory (a JVM's heap is held to half of it: the rest is the JVM's own and the tool's children's)
     max_processes: int = Field(512, ge=8, le=4096)
     max_memory_mb: int = Field(2048, ge=64, le=65536)
+    # all a tool may write (its workspace, /tmp, /var/tmp, /dev/shm together: one tmpfs, in memory) where it
+    # has a view of the files of its own: the sources it is given are at most 25 files of 50 KB
+    max_disk_mb: int = Field(256, ge=16, le=4096)
     # whom tools run as when the gateway is root (``tool_user.py``): each run a uid of its own, leased from
     # these (``tool_uids.py``; a range no account uses), or, when named, this one user for every run
     tool_uid_first: int = Field(1_900_000_000, ge=1000, le=2_000_000_000)
@@ -170,7 +176,8 @@ class Toolchain:
                 "not reachable by the tool user (install the tools where it can read them): "
                 + "; ".join(self.unreached)
             )
-        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb, self.own_users))
+        counted = "in its user namespace" if self.own_users else "as its own user" if self.user else None
+        notes.append(caps_said(self.settings.max_processes, self.settings.max_memory_mb, counted))
         notes.append(f"no tool run: {self.no_user}" if self.no_user else runs_as_said(self.user))
         notes.append(network_said(self.own_network))
         notes.append(files_said(self.own_files))
@@ -385,6 +392,8 @@ class Toolchain:
                     self.own_pids,
                     self.own_users,
                     self.settings.max_processes,
+                    data_bytes=self.settings.max_memory_mb * 1024 * 1024 + DATA_HEADROOM_BYTES,
+                    disk_bytes=self.settings.max_disk_mb * 1024 * 1024,
                 ),
                 cwd=cwd,
                 stdin=asyncio.subprocess.DEVNULL,
