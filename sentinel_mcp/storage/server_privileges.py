@@ -3,10 +3,11 @@
 
 Why: the start check read the schema's versions only. A table a migrate added without ``db grants`` run again
 failed closed only when first written (a call refused at run time); and a serving role given more than
-serving needs (UPDATE or DELETE on the audit, TRUNCATE, CREATE on the schema, TEMP, membership in the owner
-role or in a predefined one such as ``pg_execute_server_program``, superuser, BYPASSRLS) served as if it were
-least privilege. What is compared is what PostgreSQL itself answers (``has_table_privilege`` and its kin:
-grants to PUBLIC and through roles counted), for every table and sequence of the schema, every column.
+serving needs (UPDATE or DELETE on the audit, TRUNCATE, CREATE on the schema, TEMP, any privilege WITH
+GRANT OPTION, membership in the owner role or in a predefined one such as ``pg_execute_server_program``,
+superuser, BYPASSRLS) served as if it were least privilege. What is compared is what PostgreSQL itself
+answers (``has_table_privilege`` and its kin: grants to PUBLIC and through roles counted), for every table
+and sequence of the schema, every column.
 
 Also refused: a default the role set on itself (``ALTER ROLE ... SET``, open to any role: it would apply to
 every connection opened after, e.g. a ``search_path`` or ``default_transaction_read_only``), an object in a
@@ -26,9 +27,16 @@ from sentinel_mcp.storage.server_grants import ROW_SECURITY, expected
 
 GRANTS = "sentinel-mcp db grants <role> --apply, as the owner"
 _SHOWN = 8  # problems named in a refusal
-_TABLE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
-_COLUMN_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "REFERENCES")
-_SEQUENCE_PRIVILEGES = ("USAGE", "SELECT", "UPDATE")
+_GRANTABLE = " WITH GRANT OPTION"  # never expected: the role could pass what it holds on to any other
+
+
+def _asked(*privileges: str) -> list[str]:
+    return [*privileges, *(p + _GRANTABLE for p in privileges)]
+
+
+_TABLE_PRIVILEGES = _asked("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
+_COLUMN_PRIVILEGES = _asked("SELECT", "INSERT", "UPDATE", "REFERENCES")
+_SEQUENCE_PRIVILEGES = _asked("USAGE", "SELECT", "UPDATE")
 
 # per table and sequence of the schema Sentinel's names resolve to: (name, kind, owned by this role, row
 # security on, the privileges held on the whole of it, 'PRIVILEGE column' for each privilege held on some
@@ -40,7 +48,7 @@ SELECT c.relname::text, c.relkind::text, pg_catalog.pg_has_role(c.relowner, 'MEM
                     WHERE pg_catalog.has_sequence_privilege(c.oid, p))
          ELSE ARRAY(SELECT p FROM pg_catalog.unnest(%(tab)s::text[]) p
                     WHERE pg_catalog.has_table_privilege(c.oid, p)) END,
-       ARRAY(SELECT p || ' ' || a.attname FROM pg_catalog.pg_attribute a, pg_catalog.unnest(%(col)s::text[]) p
+       ARRAY(SELECT p || '|' || a.attname FROM pg_catalog.pg_attribute a, pg_catalog.unnest(%(col)s::text[]) p
              WHERE c.relkind <> 'S' AND a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                AND NOT pg_catalog.has_table_privilege(c.oid, p)
                AND pg_catalog.has_column_privilege(c.oid, a.attnum, p))
@@ -64,6 +72,7 @@ SELECT 'database', p FROM pg_catalog.unnest(ARRAY['CREATE', 'TEMPORARY']) p
 UNION ALL
 SELECT 'schema', s FROM pg_catalog.unnest(pg_catalog.current_schemas(false)) s
   WHERE pg_catalog.has_schema_privilege(s, 'CREATE')
+     OR pg_catalog.has_schema_privilege(s, 'USAGE WITH GRANT OPTION')
 UNION ALL
 SELECT 'setting', x FROM pg_catalog.pg_db_role_setting d, pg_catalog.unnest(d.setconfig) x
   WHERE d.setrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = current_user)
@@ -106,7 +115,7 @@ def table_problems(rows: list[tuple[str, str, bool, bool, list[str], list[str]]]
         if kind == "S":
             continue
         for priv in _COLUMN_PRIVILEGES:  # a column's privilege beyond the table's own (UPDATE of some)
-            have = {c.split(" ", 1)[1] for c in columns if c.split(" ", 1)[0] == priv}
+            have = {c.split("|", 1)[1] for c in columns if c.split("|", 1)[0] == priv}
             if priv in held:
                 continue
             allowed = set(updatable) if priv == "UPDATE" else set()
@@ -120,15 +129,16 @@ def table_problems(rows: list[tuple[str, str, bool, bool, list[str], list[str]]]
 def check_privileges(conn: Any) -> None:
     """``ServingRoleUnfit`` unless ``conn``'s role holds exactly what ``db grants`` gives on the schema its
     names resolve to (pinned), and nothing beyond it. ``conn``: a serving role's, in autocommit."""
-    rows = conn.execute(_TABLES, {"seq": list(_SEQUENCE_PRIVILEGES), "tab": list(_TABLE_PRIVILEGES),
-                                  "col": list(_COLUMN_PRIVILEGES)}).fetchall()
+    rows = conn.execute(_TABLES, {"seq": _SEQUENCE_PRIVILEGES, "tab": _TABLE_PRIVILEGES,
+                                  "col": _COLUMN_PRIVILEGES}).fetchall()
     found = table_problems(rows)
     for what, name in conn.execute(_ROLE).fetchall():
         found.append({
             "attribute": ("the role", f"is {name}"),
             "member": ("the role", f"is a member of role {name} (it holds that role's rights)"),
             "database": ("the database", f"{name} held, not needed"),
-            "schema": (f"schema {name}", "CREATE held (it could plant names beside Sentinel's)"),
+            "schema": (f"schema {name}", "CREATE or USAGE WITH GRANT OPTION held (it could plant names "
+                                         "beside Sentinel's, or let other roles in)"),
             "owned": (name, "owned by this role (planted in the search path: it shadows what it names)"),
             "setting": ("the role", f"has a default of its own: {name} (ALTER ROLE ... RESET it)"),
             "large objects": ("the server", "lo_compat_privileges is on (any role reads any large object)"),
