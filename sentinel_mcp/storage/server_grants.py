@@ -100,26 +100,24 @@ def grant_script(conn: Any, role: str) -> list[str]:
         if columns:
             what += ", UPDATE (" + ", ".join(_ident(c) for c in columns) + ")"
         out.append(f"GRANT {what} ON {'SEQUENCE ' if kind == 'S' else ''}{table} TO {who}")
-        if name == VERSIONS:
-            out += [
-                f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",  # its owner (the migrations) not held
-                f"DROP POLICY IF EXISTS sentinel_read ON {table}",
-                f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)",
-                f"DROP POLICY IF EXISTS sentinel_probe_add ON {table}",
-                f"CREATE POLICY sentinel_probe_add ON {table} FOR INSERT WITH CHECK (store = '{PROBE_ROW}')",
-                f"DROP POLICY IF EXISTS sentinel_probe ON {table}",
-                f"CREATE POLICY sentinel_probe ON {table} FOR UPDATE USING (store = '{PROBE_ROW}') "
-                f"WITH CHECK (store = '{PROBE_ROW}')",
-            ]
-        elif name == STARTED:
-            out += [
-                f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",  # the owner's triggers move it, not held
-                f"DROP POLICY IF EXISTS sentinel_read ON {table}",
-                f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)",
-                f"DROP POLICY IF EXISTS sentinel_start ON {table}",
-                f"CREATE POLICY sentinel_start ON {table} FOR INSERT "
-                f"WITH CHECK (hash = '{GENESIS}' AND rows = 0)",
-            ]
+        if name == VERSIONS:  # the health probe's row only
+            probe = f"(store = '{PROBE_ROW}')"
+            out += _row_security(table, {"sentinel_probe_add": f"FOR INSERT WITH CHECK {probe}",
+                                         "sentinel_probe": f"FOR UPDATE USING {probe} WITH CHECK {probe}"})
+        elif name == STARTED:  # a new chain's head, at the genesis: the owner's triggers move it
+            out += _row_security(table, {
+                "sentinel_start": f"FOR INSERT WITH CHECK (hash = '{GENESIS}' AND rows = 0)"})
+    return out
+
+
+def _row_security(table: str, policies: dict[str, str]) -> list[str]:
+    """Row security on ``table`` (its owner, the migrations, not held): every row readable, written only as
+    ``policies`` let."""
+    out = [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+           f"DROP POLICY IF EXISTS sentinel_read ON {table}",
+           f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)"]
+    for name, rule in policies.items():
+        out += [f"DROP POLICY IF EXISTS {name} ON {table}", f"CREATE POLICY {name} ON {table} {rule}"]
     return out
 
 
