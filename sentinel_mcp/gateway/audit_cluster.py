@@ -30,18 +30,12 @@ def _anchor_text(ts: float, by: str, heads: dict[str, list[Any]]) -> str:
 
 
 # One statement, so one round trip in a transaction of its own (no BEGIN, no COMMIT: a statement is atomic,
-# and durable when it answers). The anchors' head moves from ``prev`` to ``new`` (its first row, when there is
-# none yet, starts at ``new`` only when ``prev`` is the genesis; else at the genesis, as a chain's head row
-# starts); ``RETURNING`` says whether it moved (``ON CONFLICT ... WHERE``: the row locked and its hash checked
-# again after a racing writer, as an ``UPDATE``'s is), and the anchor row is inserted only then: never an
-# anchor without its head, nor a head without its anchor.
-_ANCHOR = (
-    "WITH moved AS ("
-    "INSERT INTO audit_anchor_head AS h (one, hash, rows) VALUES (1, ?, ?) "
-    "ON CONFLICT (one) DO UPDATE SET hash = ?, rows = h.rows + 1 WHERE h.hash = ? RETURNING h.hash) "
-    "INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) SELECT ?, ?, ?, ?, ? "
-    "FROM moved WHERE moved.hash = ?"
-)
+# and durable when it answers). Its trigger (``audit_schema.audit_anchor_advance``, run as the schema's owner)
+# moves the anchors' head from ``prev`` to ``new`` (its first row, when there is none yet, starts at ``new``
+# only when ``prev`` is the genesis; else at the genesis, as a chain's head row starts) and lets the row in
+# only then (the head's row locked and its hash checked again after a racing writer): never an anchor without
+# its head, nor a head without its anchor; a serving role never writes the head itself.
+_ANCHOR = "INSERT INTO audit_anchor (ts, by_chain, heads, prev_hash, hash) VALUES (?, ?, ?, ?, ?)"
 
 
 async def write_anchor(db: Any, by: str) -> str | None:
@@ -60,9 +54,8 @@ async def write_anchor(db: Any, by: str) -> str | None:
             return None
         ts = time.time()
         new = chain_hash(prev, _anchor_text(ts, by, heads))
-        first = (new, 1) if prev == GENESIS else (GENESIS, 0)  # the head's row when there is none yet
         text = json.dumps(heads, sort_keys=True)
-        results = await db.run([Statement(_ANCHOR, (*first, new, prev, ts, by, text, prev, new, new))])
+        results = await db.run([Statement(_ANCHOR, (ts, by, text, prev, new))])
         if results[0].rowcount == 1:
             return new
     return None

@@ -202,6 +202,40 @@ DROP TRIGGER IF EXISTS audit_advance ON audit;
 CREATE TRIGGER audit_advance BEFORE INSERT ON audit FOR EACH ROW EXECUTE FUNCTION audit_advance()
 """
 
+# PostgreSQL under least privilege (``docs/cluster.md``): a serving role wrote the chains' heads itself
+# (UPDATE of ``hash``), so a compromised gateway could set any head (a fork of a chain, a replica's writes
+# blocked); the anchor found it only later. Now the heads move only here, as the schema's owner (SECURITY
+# DEFINER, its search path the one pinned when migrating): a chain's head from the row's ``prev_hash`` to
+# its ``hash`` as the row goes in (``audit_advance``, unchanged), the anchors' head likewise as an anchor
+# goes in (it was moved by the anchor's own statement: ``audit_cluster._ANCHOR``). A serving role is granted
+# no UPDATE on a head (``storage/server_grants.py``): every move of one leaves its row in the record.
+_PG_HEADS_BY_OWNER = (
+    _PG_HEAD_TRIGGER.split("DROP TRIGGER")[0].replace(
+        "LANGUAGE plpgsql AS", "LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS")
+    + f"""
+REVOKE ALL ON FUNCTION audit_advance() FROM PUBLIC;
+CREATE OR REPLACE FUNCTION audit_anchor_advance() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path FROM CURRENT AS $$
+DECLARE
+    moved TEXT;
+BEGIN
+    -- the first anchor starts the anchors' head; one chained to what no head says puts back the genesis
+    INSERT INTO audit_anchor_head AS h (one, hash, rows)
+        VALUES (1, CASE WHEN NEW.prev_hash = '{GENESIS}' THEN NEW.hash ELSE '{GENESIS}' END,
+                CASE WHEN NEW.prev_hash = '{GENESIS}' THEN 1 ELSE 0 END)
+        ON CONFLICT (one) DO UPDATE SET hash = NEW.hash, rows = h.rows + 1 WHERE h.hash = NEW.prev_hash
+        RETURNING h.hash INTO moved;
+    IF moved = NEW.hash THEN
+        RETURN NEW;
+    END IF;
+    RETURN NULL;
+END
+$$;
+REVOKE ALL ON FUNCTION audit_anchor_advance() FROM PUBLIC;
+CREATE OR REPLACE TRIGGER audit_anchor_advance BEFORE INSERT ON audit_anchor FOR EACH ROW
+    EXECUTE FUNCTION audit_anchor_advance()
+""")
+
 SCHEMA = Schema(
     "audit",
     {
@@ -213,6 +247,7 @@ SCHEMA = Schema(
             cast(Migration, _no_unread_indexes),
             cast(Migration, _add_mac),
         ],
-        "postgres": [_PG_TABLES, _PG_HEAD_TRIGGER, "ALTER TABLE audit ADD COLUMN IF NOT EXISTS mac TEXT"],
+        "postgres": [_PG_TABLES, _PG_HEAD_TRIGGER, "ALTER TABLE audit ADD COLUMN IF NOT EXISTS mac TEXT",
+                     _PG_HEADS_BY_OWNER],
     },
 )

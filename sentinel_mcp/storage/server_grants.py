@@ -6,8 +6,9 @@ narrows as well as widens):
 
 - the record, append-only (``RECORD``): SELECT and INSERT. No UPDATE, DELETE or TRUNCATE: an audit row, an
   anchor, a consent event, the cluster's key check are written once and never changed by a gateway.
-- the chains' heads (``HEADS``): also UPDATE, of the head's columns only: every audit row moves its chain's
-  head (the audit trigger, run as the inserting role) and every anchor the anchor's head. Never DELETE.
+- the chains' heads (``HEADS``): SELECT; INSERT of a chain's first head only (at the genesis, no rows: row
+  security). Never UPDATE or DELETE: a head moves only as its row goes into the record, by the record's
+  triggers run as the owner (``gateway/audit_schema.py``), so a gateway cannot set a head where it likes.
 - ``storage_schema``: SELECT; INSERT and UPDATE of the one row the health probe writes (``$probe``: a
   degraded store's recovery is a durable write), held to that row by row security, so a serving role can
   neither lower nor raise a store's recorded version nor move the migrations' counter.
@@ -25,9 +26,12 @@ from typing import Any
 from sentinel_mcp.storage.database import StorageError
 
 RECORD = ("audit", "audit_anchor", "consent_log", "cluster_key")
-HEADS = {"audit_head": ("hash", "rows"), "audit_anchor_head": ("hash", "rows")}
+HEADS = ("audit_head", "audit_anchor_head")
+STARTED = "audit_head"  # the head a serving role starts (a new chain's, at the genesis)
+GENESIS = "0" * 64  # gateway.audit_schema's (not imported: the storage layer knows no store)
 VERSIONS = "storage_schema"
 PROBE_ROW = "$probe"  # job_writer.PROBE's row
+ROW_SECURITY = (VERSIONS, STARTED)  # tables whose grants hold only with row security on
 
 _TABLES = """
 SELECT c.relname, c.relkind FROM pg_catalog.pg_class c
@@ -50,6 +54,20 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def expected(name: str, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a serving role holds on the table (``kind`` 'S': sequence) ``name``: its privileges on the whole
+    table, and the columns it may UPDATE when only some (``server_privileges.py`` checks it at start)."""
+    if kind == "S":
+        return ("USAGE", "SELECT"), ()
+    if name in RECORD:
+        return ("SELECT", "INSERT"), ()
+    if name in HEADS:
+        return ("SELECT", "INSERT") if name == STARTED else ("SELECT",), ()
+    if name == VERSIONS:
+        return ("SELECT", "INSERT"), ("version",)
+    return ("SELECT", "INSERT", "UPDATE", "DELETE"), ()
+
+
 def grant_script(conn: Any, role: str) -> list[str]:
     """The statements that give ``role`` what serving needs on the schema ``conn``'s names resolve to
     (``conn``: the owner role's, its search path pinned)."""
@@ -60,40 +78,46 @@ def grant_script(conn: Any, role: str) -> list[str]:
         raise UnfitRole(
             f"role {role!r} is a superuser, bypasses row security or holds the owner role's rights: a "
             f"serving role must be a plain role, not a member of the owner")
-    schema = conn.execute("SELECT pg_catalog.current_schema()").fetchone()[0]
+    schema, db = conn.execute("SELECT pg_catalog.current_schema(), pg_catalog.current_database()").fetchone()
     found = conn.execute(_TABLES).fetchall()
     if not any(name == VERSIONS for name, _ in found):
         raise StorageError("no Sentinel schema here yet: run `sentinel-mcp db migrate` first")
-    who, where = _ident(role), _ident(schema)
+    who, where, database = _ident(role), _ident(schema), _ident(db)
     out = [
         f"REVOKE ALL ON ALL TABLES IN SCHEMA {where} FROM {who}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA {where} FROM {who}",
         f"REVOKE CREATE ON SCHEMA {where} FROM {who}",
+        # no temporary tables or functions: nothing of its own in ``pg_temp``, the pinned path's last schema
+        # (PUBLIC holds TEMPORARY on a new database: taken from it too; the database is Sentinel's)
+        f"REVOKE CREATE, TEMPORARY ON DATABASE {database} FROM {who}",
+        f"REVOKE TEMPORARY ON DATABASE {database} FROM PUBLIC",
         f"GRANT USAGE ON SCHEMA {where} TO {who}",
     ]
     for name, kind in found:
         table = f"{where}.{_ident(name)}"
-        if kind == "S":
-            out.append(f"GRANT USAGE, SELECT ON SEQUENCE {table} TO {who}")
-        elif name in RECORD:
-            out.append(f"GRANT SELECT, INSERT ON {table} TO {who}")
-        elif name in HEADS:
-            cols = ", ".join(_ident(c) for c in HEADS[name])
-            out.append(f"GRANT SELECT, INSERT, UPDATE ({cols}) ON {table} TO {who}")
-        elif name == VERSIONS:
-            out += [
-                f"GRANT SELECT, INSERT, UPDATE (version) ON {table} TO {who}",
-                f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",  # its owner (the migrations) not held
-                f"DROP POLICY IF EXISTS sentinel_read ON {table}",
-                f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)",
-                f"DROP POLICY IF EXISTS sentinel_probe_add ON {table}",
-                f"CREATE POLICY sentinel_probe_add ON {table} FOR INSERT WITH CHECK (store = '{PROBE_ROW}')",
-                f"DROP POLICY IF EXISTS sentinel_probe ON {table}",
-                f"CREATE POLICY sentinel_probe ON {table} FOR UPDATE USING (store = '{PROBE_ROW}') "
-                f"WITH CHECK (store = '{PROBE_ROW}')",
-            ]
-        else:
-            out.append(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {who}")
+        privileges, columns = expected(name, kind)
+        what = ", ".join(privileges)
+        if columns:
+            what += ", UPDATE (" + ", ".join(_ident(c) for c in columns) + ")"
+        out.append(f"GRANT {what} ON {'SEQUENCE ' if kind == 'S' else ''}{table} TO {who}")
+        if name == VERSIONS:  # the health probe's row only
+            probe = f"(store = '{PROBE_ROW}')"
+            out += _row_security(table, {"sentinel_probe_add": f"FOR INSERT WITH CHECK {probe}",
+                                         "sentinel_probe": f"FOR UPDATE USING {probe} WITH CHECK {probe}"})
+        elif name == STARTED:  # a new chain's head, at the genesis: the owner's triggers move it
+            out += _row_security(table, {
+                "sentinel_start": f"FOR INSERT WITH CHECK (hash = '{GENESIS}' AND rows = 0)"})
+    return out
+
+
+def _row_security(table: str, policies: dict[str, str]) -> list[str]:
+    """Row security on ``table`` (its owner, the migrations, not held): every row readable, written only as
+    ``policies`` let."""
+    out = [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+           f"DROP POLICY IF EXISTS sentinel_read ON {table}",
+           f"CREATE POLICY sentinel_read ON {table} FOR SELECT USING (true)"]
+    for name, rule in policies.items():
+        out += [f"DROP POLICY IF EXISTS {name} ON {table}", f"CREATE POLICY {name} ON {table} {rule}"]
     return out
 
 

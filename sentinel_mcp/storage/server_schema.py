@@ -33,6 +33,7 @@ from typing import Any, Callable, ContextManager
 
 from sentinel_mcp.storage.database import StorageError
 from sentinel_mcp.storage.schema import Schema
+from sentinel_mcp.storage.server_privileges import check_privileges
 from sentinel_mcp.storage.server_serving import behind, version_table
 
 log = logging.getLogger(__name__)
@@ -135,12 +136,14 @@ def apply_schema(conn: Any, schema: Schema, migrates: bool = True) -> int:
 def serving_current(conn: Any, schemas: Callable[[], list[Schema]]) -> None:
     """When ``conn``'s role serves (it does not own the schema, ``server_serving.py``): every store of
     ``schemas()`` at this Sentinel's version, else ``SchemaBehind`` (or ``SchemaMoved``) for the first that is
-    not. Nothing is sent but reads. A role that migrates passes: its stores migrate as they open (and
+    not; then its privileges exactly what serving needs, else ``ServingRoleUnfit`` (``server_privileges``).
+    Nothing is sent but reads. A role that migrates passes: its stores migrate as they open (and
     ``schemas`` is not called: it imports every store's module)."""
     if version_table(conn):
         return
     for schema in schemas():
         apply_schema(conn, schema, migrates=False)
+    check_privileges(conn)
 
 
 def guard_tables(conn: Any, bounded: Callable[[], ContextManager[None]]) -> None:

@@ -8,7 +8,7 @@ import itertools
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -46,3 +46,11 @@ def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store.db")
     return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def split(pg_server: LocalServer) -> Any:
+    """A database owned by an owner role, and a plain serving role (``split_roles.Split``)."""
+    from tests.cluster.split_roles import Split
+
+    return Split(pg_server)

@@ -13,7 +13,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
 
 import psycopg
 import pytest
@@ -21,58 +20,12 @@ import pytest
 from sentinel_mcp.app.server_stores import SERVER_STORES
 from sentinel_mcp.policy.fact_store import Fact, FactStore
 from sentinel_mcp.storage.local_server import LocalServer
+from tests.cluster.split_roles import Split, serving
 from tests.cluster.test_schema_shadowing import call_echo, refused_at_start, replica_config
 from tests.identity.identity_rig import env_for, http_sentinel
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Split:
-    """A database owned by ``owner``; ``server``: a plain LOGIN role, to be granted what serving needs."""
-
-    def __init__(self, server: LocalServer) -> None:
-        tag = uuid.uuid4().hex[:8]
-        self.owner, self.server, self.db = f"owner_{tag}", f"serving_{tag}", f"split_{tag}"
-        self.port = server.port
-        with psycopg.connect(server.url, autocommit=True) as conn:
-            conn.execute(f'CREATE ROLE "{self.owner}" LOGIN')
-            conn.execute(f'CREATE ROLE "{self.server}" LOGIN')
-            conn.execute(f'CREATE DATABASE "{self.db}" OWNER "{self.owner}"')
-
-    def url(self, role: str) -> str:
-        return f"postgresql://{role}@127.0.0.1:{self.port}/{self.db}"
-
-    def db_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "sentinel_mcp", "db", *args, "--url", self.url(self.owner)]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
-
-    def migrate_and_grant(self) -> None:
-        done = self.db_cli("migrate")
-        assert done.returncode == 0, done.stderr[-3000:]
-        done = self.db_cli("grants", self.server, "--apply")
-        assert done.returncode == 0, done.stderr[-3000:]
-
-    def tables(self) -> list[str]:
-        with psycopg.connect(self.url("postgres")) as conn:
-            return [r[0] for r in conn.execute(
-                "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' "
-                "ORDER BY 1").fetchall()]
-
-    def versions(self) -> dict[str, int]:
-        with psycopg.connect(self.url(self.owner)) as conn:
-            return dict(conn.execute("SELECT store, version FROM storage_schema").fetchall())
-
-
-@pytest.fixture
-def split(pg_server: LocalServer) -> Iterator[Split]:
-    yield Split(pg_server)
-
-
-def serving(split: Split) -> psycopg.Connection:
-    conn = psycopg.connect(split.url(split.server), autocommit=True)
-    conn.execute('SET search_path = "public", pg_temp')  # as the gateway pins it
-    return conn
 
 
 async def test_a_serving_role_refuses_a_store_never_migrated_naming_the_step(
