@@ -1,0 +1,53 @@
+"""A raw stdio upstream (handshake era) whose tools answer numbers JSON has no spelling for, each tool a
+spelling and a place: ``NaN``, ``Infinity``, ``-Infinity`` and overflowing ``1e999`` / ``-1e400`` (which the
+readers take as infinities), in the structured content (deep too), in ``_meta``, in a block's annotations;
+``plain`` answers a finite number. Every tool is read-only (the guard lets each call through).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.gateway.raw_stdio_server import initialize
+
+TEXT = '{"type": "text", "text": "n"}'
+RESULTS = {  # the result's JSON text, as the upstream writes it
+    "nan_structured": '{"content": [%s], "structuredContent": {"x": NaN}}' % TEXT,
+    "inf_meta": '{"content": [%s], "_meta": {"x": Infinity}}' % TEXT,
+    "neg_inf_deep": '{"content": [%s], "structuredContent": {"a": [{"b": [1, -Infinity]}]}}' % TEXT,
+    "overflow": '{"content": [%s], "structuredContent": {"x": 1e999}}' % TEXT,
+    "neg_overflow": '{"content": [%s], "_meta": {"x": [-1e400]}}' % TEXT,
+    "annotation": '{"content": [{"type": "text", "text": "n", "annotations": {"priority": NaN}}]}',
+    "plain": '{"content": [%s], "structuredContent": {"x": 1.5e300, "y": -0.0}}' % TEXT,
+}
+
+
+def out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    tools = [{"name": n, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
+             for n in RESULTS]
+    for line in sys.stdin:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        rid, method = msg.get("id"), msg.get("method")
+        if rid is None or method is None:
+            continue
+        params = msg.get("params") or {}
+        result = {"initialize": lambda: initialize(params, "non-finite", {"tools": {}}),
+                  "tools/list": lambda: {"tools": tools}, "ping": dict}.get(method)
+        if result is not None:
+            out(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result()}))
+        elif method == "tools/call":
+            raw = RESULTS.get(params.get("name"), RESULTS["plain"])
+            out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), raw))
+
+
+if __name__ == "__main__":
+    main()
