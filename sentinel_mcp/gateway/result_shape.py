@@ -7,9 +7,9 @@ count (``too_many_blocks``) was looked at only afterwards. So each ``tools/call`
 ``resources/read`` result is looked at right after its parse, on every path (the lean calls over stdio and
 HTTP, before ``validated_result``; the SDK client's dispatcher, ``ShapedDispatcher``): its list of blocks
 (messages, contents) first, a length read, then one walk of the whole result, stopped at the first bound it
-crosses (nesting, values, one text, a number JSON cannot spell), so the walk is bounded too. A result past a bound raises
-``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read whole, and
-it is the upstream's answer, not a fault of the pipe)."""
+crosses (nesting, values, one text; a number JSON cannot spell), so the walk is bounded too. A result past a
+bound raises ``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was
+read whole, and it is the upstream's answer, not a fault of the pipe)."""
 
 from __future__ import annotations
 
@@ -71,10 +71,10 @@ def check_shape(method: str, raw: Any) -> None:
 
 def past_bounds(level: list[Any], values: int = 0, depth: int = 1) -> str | None:
     """Why the containers of ``level`` (at nesting ``depth``, ``values`` already counted beside them) are past
-    a bound or holding a non-finite number, or None: a level of containers at a time (no recursion: its depth is what is checked), stopped at
-    ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown. ``check_shape`` walks a
-    whole result from its top; ``plain_upstream_result.plain_call_result`` (``bound``) the parts of one it
-    does not read itself."""
+    a bound or hold a non-finite number, or None: a level of containers at a time (no recursion: its depth is
+    what is checked), stopped at ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never
+    shown. ``check_shape`` walks a whole result from its top; ``plain_upstream_result.plain_call_result``
+    (``bound``) the parts of one it does not read itself."""
     while level:
         below: list[Any] = []
         for value in level:

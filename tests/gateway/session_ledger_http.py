@@ -18,7 +18,8 @@ LEDGER = ""
 NUMBERS = itertools.count(1)
 OPEN: set[str] = set()
 SWITCH = False
-TOOL = {"name": "echo", "description": "Answers at once.", "inputSchema": {"type": "object", "properties": {}}}
+TOOL = {"name": "echo", "description": "Answers at once.",
+        "inputSchema": {"type": "object", "properties": {}}}
 
 
 def note(entry: dict[str, Any]) -> None:

@@ -30,7 +30,8 @@ REFUSED = [name for name in RESULTS if name != "plain"]
 async def test_non_finite_numbers_in_a_result_are_refused_and_audited(
         data_dir: Path, monkeypatch: pytest.MonkeyPatch, lean: str) -> None:
     monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)  # off: the SDK client's path
-    server = {"command": sys.executable, "args": ["-m", "tests.gateway.non_finite_upstream"], "cwd": str(ROOT)}
+    server = {"command": sys.executable, "args": ["-m", "tests.gateway.non_finite_upstream"],
+              "cwd": str(ROOT)}
     config = make_config(data_dir, {"nf": server})
     said: dict[str, Any] = {}
     async with running_gateway(config) as rt:
