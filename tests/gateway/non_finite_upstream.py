@@ -1,7 +1,8 @@
 """A raw stdio upstream (handshake era) whose tools answer numbers JSON has no spelling for, each tool a
 spelling and a place: ``NaN``, ``Infinity``, ``-Infinity`` and overflowing ``1e999`` / ``-1e400`` (which the
 readers take as infinities), in the structured content (deep too), in ``_meta``, in a block's annotations;
-``plain`` answers a finite number. Every tool is read-only (the guard lets each call through).
+``plain`` answers a finite number. Every tool is read-only (the guard lets each call through). Its one
+prompt's messages and its one resource's contents come with ``NaN`` in their ``_meta``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ RESULTS = {  # the result's JSON text, as the upstream writes it
 }
 
 
+PROMPT = '{"messages": [{"role": "user", "content": %s}], "_meta": {"x": NaN}}' % TEXT
+RESOURCE = '{"contents": [{"uri": "nf://a", "text": "t"}], "_meta": {"x": [Infinity]}}'
+CAPS: dict[str, object] = {"tools": {}, "prompts": {}, "resources": {}}
+RAW = {"prompts/get": PROMPT, "resources/read": RESOURCE}
+LISTS: dict[str, object] = {"prompts/list": {"prompts": [{"name": "p"}]},
+         "resources/list": {"resources": [{"uri": "nf://a", "name": "a"}]},
+         "resources/templates/list": {"resourceTemplates": []}}
+
+
 def out(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
@@ -40,13 +50,19 @@ def main() -> None:
         if rid is None or method is None:
             continue
         params = msg.get("params") or {}
-        result = {"initialize": lambda: initialize(params, "non-finite", {"tools": {}}),
-                  "tools/list": lambda: {"tools": tools}, "ping": dict}.get(method)
+        if method == "initialize":
+            out(json.dumps({"jsonrpc": "2.0", "id": rid, "result": initialize(params, "non-finite", CAPS)}))
+            continue
+        result = {"tools/list": {"tools": tools}, "ping": {}, **LISTS}.get(method)
         if result is not None:
-            out(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result()}))
+            out(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
+        elif method in RAW:
+            out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), RAW[method]))
         elif method == "tools/call":
-            raw = RESULTS.get(params.get("name"), RESULTS["plain"])
+            raw = RESULTS.get(str(params.get("name")), RESULTS["plain"])
             out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), raw))
+        else:
+            out(json.dumps({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}}))
 
 
 if __name__ == "__main__":

@@ -53,3 +53,27 @@ async def test_non_finite_numbers_in_a_result_are_refused_and_audited(
         assert [r["outcome"] for r in ended] == ["tool_error"], (name, ended)
         assert "a number JSON has no spelling for" in ended[0]["error"], ended
     assert [r["outcome"] for r in rows if r["tool"] == "nf__plain" and r["outcome"] != "forwarded"] == ["ok"]
+
+
+@pytest.mark.parametrize("lean", ["on", "off"])
+async def test_non_finite_numbers_in_a_prompt_or_resource_are_refused(
+        data_dir: Path, monkeypatch: pytest.MonkeyPatch, lean: str) -> None:
+    """The same for the two other results the shape bounds hold (``prompts/get``, ``resources/read``)."""
+    monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)
+    server = {"command": sys.executable, "args": ["-m", "tests.gateway.non_finite_upstream"],
+              "cwd": str(ROOT)}
+    async with running_gateway(make_config(data_dir, {"nf": server})) as rt:
+        assert await rt.manager.upstreams["nf"].wait_ready(30)
+        async with Client(rt.front.server, mode="legacy") as c:
+            prompts = [p.name for p in (await c.list_prompts()).prompts]
+            resources = [str(r.uri) for r in (await c.list_resources()).resources]
+            failures = []
+            for ask in (lambda: c.get_prompt("nf__p"), lambda: c.read_resource("nf://a")):
+                try:
+                    failures.append(repr(await ask()))
+                except Exception as e:  # noqa: BLE001 - the refusal as the client hears it
+                    failures.append(str(e))
+            plain = await c.call_tool("nf__plain", {})
+    assert "nf__p" in prompts and "nf://a" in resources, (prompts, resources)
+    assert all("a number JSON has no spelling for" in f for f in failures), failures
+    assert not plain.is_error, plain
