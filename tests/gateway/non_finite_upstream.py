@@ -1,8 +1,10 @@
 """A raw stdio upstream (handshake era) whose tools answer numbers JSON has no spelling for, each tool a
 spelling and a place: ``NaN``, ``Infinity``, ``-Infinity`` and overflowing ``1e999`` / ``-1e400`` (which the
 readers take as infinities), in the structured content (deep too), in ``_meta``, in a block's annotations;
-``plain`` answers a finite number. Every tool is read-only (the guard lets each call through). Its one
-prompt's messages and its one resource's contents come with ``NaN`` in their ``_meta``.
+``plain`` answers a finite number. Every tool is read-only (the guard lets each call through). Its tool
+``progress`` reports progress under the call's token with those spellings, then once with finite numbers
+(0.5 of 1), then answers. Its one prompt's messages and its one resource's contents come with ``NaN`` in
+their ``_meta``.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def out(line: str) -> None:
 
 def main() -> None:
     tools = [{"name": n, "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": True}}
-             for n in RESULTS]
+             for n in [*RESULTS, "progress"]]
     for line in sys.stdin:
         try:
             msg = json.loads(line)
@@ -58,6 +60,13 @@ def main() -> None:
             out(json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
         elif method in RAW:
             out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), RAW[method]))
+        elif method == "tools/call" and params.get("name") == "progress":
+            token = json.dumps((params.get("_meta") or {}).get("progressToken"))
+            for progress, total in (("NaN", "1"), ("Infinity", "1"), ("1e999", "1"), ("0.1", "NaN"),
+                                    ("0.2", "-Infinity"), ("0.5", "1")):
+                out('{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": %s, '
+                    '"progress": %s, "total": %s}}' % (token, progress, total))
+            out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), RESULTS["plain"]))
         elif method == "tools/call":
             raw = RESULTS.get(str(params.get("name")), RESULTS["plain"])
             out('{"jsonrpc": "2.0", "id": %s, "result": %s}' % (json.dumps(rid), raw))

@@ -77,3 +77,26 @@ async def test_non_finite_numbers_in_a_prompt_or_resource_are_refused(
     assert "nf__p" in prompts and "nf://a" in resources, (prompts, resources)
     assert all("a number JSON has no spelling for" in f for f in failures), failures
     assert not plain.is_error, plain
+
+
+@pytest.mark.parametrize("lean", ["on", "off"])
+async def test_non_finite_progress_is_dropped(data_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                              lean: str) -> None:
+    """Progress under the call's own token with ``NaN`` or an infinity (as its progress or its total) is
+    dropped as malformed on both paths; the SDK client's passed it to the client (an in-process client got
+    ``nan``, a wire client ``null``, no number), and each moved the call's deadline. The finite one passes."""
+    monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)
+    server = {"command": sys.executable, "args": ["-m", "tests.gateway.non_finite_upstream"],
+              "cwd": str(ROOT)}
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with running_gateway(make_config(data_dir, {"nf": server})) as rt:
+        assert await rt.manager.upstreams["nf"].wait_ready(30)
+        async with Client(rt.front.server, mode="legacy") as c:
+            result = await c.call_tool("nf__progress", {}, progress_callback=on_progress)
+            plain = await c.call_tool("nf__plain", {})  # after it: every report of the first is delivered
+    assert not result.is_error and not plain.is_error, (result, plain)
+    assert seen == [(0.5, 1.0, None)], seen
