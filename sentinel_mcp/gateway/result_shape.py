@@ -7,13 +7,14 @@ count (``too_many_blocks``) was looked at only afterwards. So each ``tools/call`
 ``resources/read`` result is looked at right after its parse, on every path (the lean calls over stdio and
 HTTP, before ``validated_result``; the SDK client's dispatcher, ``ShapedDispatcher``): its list of blocks
 (messages, contents) first, a length read, then one walk of the whole result, stopped at the first bound it
-crosses (nesting, values, one text), so the walk is bounded too. A result past a bound raises
-``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was read whole, and
-it is the upstream's answer, not a fault of the pipe)."""
+crosses (nesting, values, one text; a number JSON cannot spell), so the walk is bounded too. A result past a
+bound raises ``ResultRefused``: the caller gets Sentinel's refusal, the connection stays (the message was
+read whole, and it is the upstream's answer, not a fault of the pipe)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import isfinite
 from typing import Any
 
 from sentinel_mcp.core.errors import GatewayError
@@ -70,10 +71,10 @@ def check_shape(method: str, raw: Any) -> None:
 
 def past_bounds(level: list[Any], values: int = 0, depth: int = 1) -> str | None:
     """Why the containers of ``level`` (at nesting ``depth``, ``values`` already counted beside them) are past
-    a bound, or None: a level of containers at a time (no recursion: its depth is what is checked), stopped at
-    ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never shown. ``check_shape`` walks a
-    whole result from its top; ``plain_upstream_result.plain_call_result`` (``bound``) the parts of one it
-    does not read itself."""
+    a bound or hold a non-finite number, or None: a level of containers at a time (no recursion: its depth is
+    what is checked), stopped at ``MAX_VALUES``. Keys are not looked at: within the byte bound, and never
+    shown. ``check_shape`` walks a whole result from its top; ``plain_upstream_result.plain_call_result``
+    (``bound``) the parts of one it does not read itself."""
     while level:
         below: list[Any] = []
         for value in level:
@@ -87,6 +88,10 @@ def past_bounds(level: list[Any], values: int = 0, depth: int = 1) -> str | None
                         return f"it answered a text of {len(item):,} characters, more than {MAX_TEXT_CHARS:,}"
                 elif t is dict or t is list:
                     below.append(item)
+                elif t is float and not isfinite(item):
+                    # NaN and Infinity are no JSON (RFC 8259), yet the readers take them: the guard and the
+                    # audit saw the number, a client null (or a reader of its own, an error)
+                    return f"it answered {item!r}, a number JSON has no spelling for"
         if below and depth >= MAX_DEPTH:
             return f"it answered values nested more than {MAX_DEPTH} deep"
         level, depth = below, depth + 1

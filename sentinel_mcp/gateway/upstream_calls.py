@@ -303,6 +303,8 @@ class UpstreamCalls:
         deadline = StepDeadline(started + idle, latest=started + longest, since=started)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if not math.isfinite(progress) or (total is not None and not math.isfinite(total)):
+                return  # NaN or an infinity, no JSON: dropped as malformed, as the lean readers drop it
             if flight.garbage is None:  # once ended by garbage, it stays ended
                 try:
                     deadline.reschedule(min(loop.time() + idle, started + longest))
