@@ -25,6 +25,11 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
+def utf8(text: str) -> str:
+    """``text``'s UTF-8 bytes, as the latin-1 the exchange writes (the bytes a client would send)."""
+    return text.encode().decode("latin-1")
+
+
 NOBODY = b"authentication required"
 INVALID = b"invalid token"
 REFUSED = [  # (label, accepted statuses, words of a 401, lines, get() keywords)
@@ -56,6 +61,10 @@ REFUSED = [  # (label, accepted statuses, words of a 401, lines, get() keywords)
     ("NUL inside the key", {400}, b"", [f"X-API-Key: {ALICE}\x00{BOB}"], {}),
     ("token in the fragment", {400, 401}, NOBODY, [], {"target": f"/mcp#{ALICE}"}),
     ("token in the path", {401, 404}, NOBODY, [], {"target": f"/mcp/{ALICE}"}),
+    ("full-width scheme (UTF-8)", {401}, NOBODY, [f"Authorization: {utf8('Ｂearer')} {ALICE}"], {}),
+    ("token percent-encoded", {401}, INVALID, [f"Authorization: Bearer {ALICE.replace('-', '%2D')}"], {}),
+    ("token in base64", {401}, INVALID, [f"Authorization: Bearer {b64(ALICE)}"], {}),
+    ("unit separator after the token", {400, 401}, INVALID, [f"Authorization: Bearer {ALICE}\x1f"], {}),
     ("a megabyte of token", {431}, b"", [f"Authorization: Bearer {ALICE}{'a' * (1 << 20)}"], {}),
 ]
 
