@@ -1,7 +1,8 @@
 """The running gateway (``serve --http``, three principals, real HTTP on 127.0.0.1), sent an MCP
 ``initialize`` in the spellings a client should not use to be someone: a token in a cookie, Basic auth, a
 proxy's header, a prefix or extension of alice's token, two tokens in one header, a trailing CR/VT/NUL, a
-megabyte of token, non-ASCII bytes; and without a token at a path that is ``/mcp`` in another spelling
+megabyte of token, non-ASCII bytes; the token in an A2A socket's subprotocol or query, or in the JSON body
+(401 each); and without a token at a path that is ``/mcp`` in another spelling
 (``/mcp/``, ``//mcp``, ``/MCP``, dot segments through the public ``/healthz`` or the self-authenticating
 ``/console/``, percent-encoded letters). None opens a session (no ``Mcp-Session-Id``, no 200) or names
 alice; the one spelling still does. Held on main (red team "identity8"): pinned, beside the front-only
@@ -79,6 +80,34 @@ PATHS = ["/mcp/", "//mcp", "/MCP", "/healthz/../mcp", "/console/../mcp", "/%6dcp
          "/./mcp", "/.well-known/agent-card.json/../../mcp"]
 
 
+# the token where no header is: a WebSocket subprotocol or the query of the A2A socket, the JSON body's
+# ``_meta`` or a field of its own (the caller check reads headers only, before any body)
+_WS = ("GET /a2a/ws{query} HTTP/1.1\r\nHost: 127.0.0.1:{{port}}\r\nUpgrade: websocket\r\nConnection: Upgrade"
+       "\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n{extra}\r\n")
+_BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "authorization": f"Bearer {ALICE}",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "t", "version": "1"},
+                               "_meta": {"authorization": f"Bearer {ALICE}", "token": ALICE}}})
+_ELSEWHERE = [
+    ("socket subprotocol", _WS.format(query="", extra=f"Sec-WebSocket-Protocol: a2a.v1.json, {ALICE}\r\n")),
+    ("socket query", _WS.format(query=f"?access_token={ALICE}&token={ALICE}", extra="")),
+    ("body", "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+             "Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+             f"Content-Length: {len(_BODY)}\r\n\r\n" + _BODY.replace("{", "{{").replace("}", "}}")),
+]
+
+
+async def _raw(port: int, request: str) -> tuple[int, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request.encode("latin-1"))
+        await writer.drain()
+        answer = await reader.read(65536)
+    finally:
+        writer.close()
+    return int(answer.split(b" ", 2)[1]), answer
+
+
 def _no_session(label: str, status: int, answer: bytes) -> None:
     head, _, body = answer.partition(b"\r\n\r\n")
     assert status in (400, 401, 404, 405, 421, 431), (label, answer[:400])
@@ -105,6 +134,10 @@ async def test_no_spelling_and_no_path_opens_a_session(tmp_path: Path) -> None:
             else:
                 assert status in (400, 404, 405, 421), (target, answer[:400])
             assert b"mcp-session-id" not in head, (target, head)
+        for label, head in _ELSEWHERE:
+            status, answer = await _raw(port, head.format(port=port))
+            _no_session(label, status, answer)
+            assert status == 401, (label, answer[:400])
         status, answer = await _post(port, [f"Authorization: Bearer {ALICE}"])
         assert status == 200 and b"serverInfo" in answer, answer[:400]
         assert b"mcp-session-id" in answer.partition(b"\r\n\r\n")[0].lower(), answer[:400]
