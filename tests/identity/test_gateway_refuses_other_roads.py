@@ -36,9 +36,15 @@ async def _post(port: int, lines: list[str], target: str = "/mcp") -> tuple[int,
     head = (f"POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
             "Accept: application/json, text/event-stream\r\nConnection: close\r\n"
             + "".join(f"{x}\r\n" for x in lines) + f"Content-Length: {len(INIT)}\r\n\r\n")
+    return await _raw(port, head + INIT.decode())
+
+
+async def _raw(port: int, request: str) -> tuple[int, bytes]:
+    """One request (latin-1); the status and the answer, read to its end or until an initialize's answer
+    (a stream that stays open once it answered)."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(head.encode("latin-1") + INIT)
+        writer.write(request.encode("latin-1"))
         try:
             await writer.drain()
         except ConnectionError:  # a head the front refuses (431) may be answered before it is all written
@@ -50,7 +56,7 @@ async def _post(port: int, lines: list[str], target: str = "/mcp") -> tuple[int,
                 break
             answer += piece
             if answer.startswith(b"HTTP/1.1 200") and b"serverInfo" in answer:
-                break  # a stream that stays open once it answered
+                break
     finally:
         writer.close()
     return int(answer.split(b" ", 2)[1]), answer
@@ -95,17 +101,6 @@ _ELSEWHERE = [
              "Accept: application/json, text/event-stream\r\nConnection: close\r\n"
              f"Content-Length: {len(_BODY)}\r\n\r\n" + _BODY.replace("{", "{{").replace("}", "}}")),
 ]
-
-
-async def _raw(port: int, request: str) -> tuple[int, bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(request.encode("latin-1"))
-        await writer.drain()
-        answer = await reader.read(65536)
-    finally:
-        writer.close()
-    return int(answer.split(b" ", 2)[1]), answer
 
 
 def _no_session(label: str, status: int, answer: bytes) -> None:
