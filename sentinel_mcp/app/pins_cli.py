@@ -133,9 +133,9 @@ def cmd_accept(args: argparse.Namespace) -> int:
     accepted: dict[str, str] = {}
     for identity in chosen:
         shown = pins.shown(identity)
-        entry = shown["held"] if shown is not None else None
-        if entry is None:
+        if shown is None or shown["held"] is None:
             continue
+        entry = shown["held"]
         if entry.get("definition") is None:
             print(f"sentinel-mcp pins accept: {safe_text(identity, 200)} not accepted: {TOO_LARGE}; {UNSEEN}",
                   file=sys.stderr)
