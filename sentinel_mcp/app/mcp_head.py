@@ -5,9 +5,10 @@ HEAD answered with GET's header fields. Run as a GET, it would open the session'
 (server messages meant for the client's own stream went to it, and a client's GET meanwhile got 409), so it is
 never run as one when a GET would open that stream: the same head is made here, the SDK's own validation
 asked first (an Accept without ``text/event-stream`` is its 406, a request that is not the session's its 400
-or 404). Every other HEAD is a GET the SDK refuses without opening anything (no session, another's, a stream
-open already: 409): asked of the SDK as a GET, and its answer's body goes unsent (uvicorn sends none to a
-HEAD, as the request's method is HEAD on the connection).
+or 404; a protocol version of no handshake era is routed away from the session, its GET a 405). Every other
+HEAD is a GET the SDK refuses without opening anything (no session, another's, a stream open already: 409):
+asked of the SDK as a GET, and its answer's body goes unsent (uvicorn sends none to a HEAD, as the request's
+method is HEAD on the connection).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http import GET_STREAM_KEY, MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -31,8 +33,11 @@ async def answer_head(target: Callable[[], StreamableHTTPSessionManager | None],
     manager = target()
     request = Request(as_get, receive)
     sid = request.headers.get(MCP_SESSION_ID_HEADER)
+    version = request.headers.get("mcp-protocol-version")
     transport = manager._server_instances.get(sid) if manager is not None and sid is not None else None
+    # a version header of no handshake era is routed by the SDK away from the session (its GET: 405)
     if (transport is None or manager is None or sid is None or transport.is_terminated
+            or (version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS)
             or GET_STREAM_KEY in transport._request_streams):
         return await app(as_get, receive, send)
     user = scope.get("user")

@@ -57,6 +57,10 @@ async def test_head_answers_as_get_for_every_state_of_a_session(sentinel):
             "unknown session": {"accept": SSE, "mcp-session-id": "f" * 32},
             "no event-stream accepted": {"accept": "application/json", "mcp-session-id": sid},
         }
+        # a protocol version of no handshake era (or none readable) is routed away from the session
+        for version in ("2026-07-28", "1999-01-01", "", "2025-06-18, 2025-06-18", "2025-06-18x"):
+            cases[f"version {version!r}"] = {"accept": SSE, "mcp-session-id": sid,
+                                             "mcp-protocol-version": version}
         for what, headers in cases.items():
             got = await _head_of(http, base, "GET", headers)
             head = await _head_of(http, base, "HEAD", headers)
