@@ -5,9 +5,11 @@ the change within seconds and tells its clients the tool list changed."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import sys
+import termios
 import time
 from typing import Any
 
@@ -115,6 +117,13 @@ def _at_terminal() -> bool:
         return False
 
 
+def _forget_typed_ahead() -> None:
+    """Drop what was typed (or pasted) before the question was on the screen: a "y" sent ahead answered a
+    definition the owner had not yet seen."""
+    with contextlib.suppress(OSError, ValueError, termios.error):
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
 def cmd_accept(args: argparse.Namespace) -> int:
     """Pin only a held definition the owner was shown: the one of the digest ``pins show`` printed
     (``--digest``), or, at a terminal, the one shown here just before the owner says yes. A definition the
@@ -145,6 +154,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
                 continue
         else:
             _review(identity, shown)
+            _forget_typed_ahead()
             try:
                 answer = input(f"accept this definition of {safe_text(identity, 200)} (digest "
                                f"{entry['digest']})? [y/N] ")
