@@ -40,6 +40,11 @@ async def test_a_planted_value_beside_the_session_is_passed_over(sentinel):
                            f"sentinel_console={mine}"):
                 r = await _page(base, cookie)
                 assert r.status_code == 200 and "alice" in r.text.lower(), (planted[:40], r.status_code)
+        # the Cookie header sent twice (Starlette reads the first only): the second's session counts too
+        async with httpx2.AsyncClient(timeout=60, follow_redirects=False) as raw:
+            twice = [("cookie", "sentinel_console=junk"), ("cookie", f"sentinel_console={mine}")]
+            r = await raw.get(f"{base}/console/inbox", headers=twice)
+            assert r.status_code == 200 and "alice" in r.text.lower(), r.status_code
         # a thousand small cookies of other names (within the head's bound) change nothing either
         flood = "; ".join(f"c{i}=v" for i in range(1000))
         r = await _page(base, f"{flood}; sentinel_console=junk; sentinel_console={mine}")
