@@ -85,7 +85,8 @@ def _review(identity: str, shown: dict[str, Any]) -> None:
     print(f"{safe_text(identity, 200)}: pinned {_when(pinned['pinned_at'])}, digest {pinned['digest']}")
     if held is None:
         print("not held: its upstream lists it as pinned")
-        print(_escaped(pinned.get("definition")) if pinned.get("definition") is not None else TOO_LARGE)
+        kept = pinned.get("definition")
+        print(_escaped(kept) if kept is not None else "(the pinned definition was too large to keep)")
         return
     print(f"HELD: listed differently since {_when(held['seen_at'])}, digest {held['digest']}")
     old, new = pinned.get("definition"), held.get("definition")
