@@ -31,6 +31,7 @@ from sentinel_mcp.app.in_flight_ids import InFlightIds
 from sentinel_mcp.app.json_rpc_doors import json_rpc_client_route, refusal_body, request_id
 from sentinel_mcp.app.lean_calls import LeanCalls
 from sentinel_mcp.app.lean_session_calls import LeanSessionCalls
+from sentinel_mcp.app.mcp_head import answer_head
 from sentinel_mcp.app import session_dispatch
 from sentinel_mcp.app.sse_backlog import CountingWriter
 from sentinel_mcp.app.sse_session_owners import SseSessionOwners
@@ -389,7 +390,13 @@ def build_http_app(
                 # at all for a GET carrying Last-Event-ID (a plain-text 500); the stream opens afresh instead
                 headers = scope.get("headers", ())
                 scope["headers"] = [(k, v) for k, v in headers if k.lower() != b"last-event-id"]
+            elif scope.get("method") == "HEAD":  # GET's head, no stream opened (mcp_head.py)
+                return await owners(head_app, scope, receive, send)
             await owners(holder.mcp_app, scope, receive, send)
+
+    async def head_app(scope: Scope, receive: Receive, send: Send) -> None:
+        assert holder.mcp_app is not None
+        await answer_head(lambda: sessions[0] if sessions else None, holder.mcp_app, scope, receive, send)
 
     sse = SseServerTransport("/messages/")
     sse_owners = SseSessionOwners(_reject, owners.shares)  # an SSE stream is an open session too

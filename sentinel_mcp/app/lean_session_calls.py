@@ -197,9 +197,9 @@ def _replaying(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-def _head(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, bytes]]:
-    """The response head the SDK's ``EventSourceResponse`` sends for a POST of this session (made once per
-    session; a copy each time, as a middleware may change a message's header list)."""
+def sse_head(transport: StreamableHTTPServerTransport) -> list[tuple[bytes, bytes]]:
+    """The response head the SDK's ``EventSourceResponse`` sends for a POST or the GET of this session (made
+    once per session; a copy each time, as a middleware may change a message's header list)."""
     head = _HEADS.get(transport)
     if head is None:
         sid = transport.mcp_session_id
@@ -276,7 +276,7 @@ async def _stream(transport: StreamableHTTPServerTransport, message: JSONRPCRequ
     streams = anyio.create_memory_object_stream[EventMessage](REQUEST_STREAM_BUFFER_SIZE)
     transport._request_streams[request_id] = streams
     reader = streams[1]
-    state = _Stream(send, reader, _head(transport), scope.get(HEAD_HOLDER_KEY))
+    state = _Stream(send, reader, sse_head(transport), scope.get(HEAD_HOLDER_KEY))
     loop = asyncio.get_running_loop()
     watch = loop.call_later(WATCH_AFTER, state.watch, receive)
     try:

@@ -28,6 +28,14 @@ log = logging.getLogger(__name__)
 
 MALFORMED = "Invalid HTTP request: its framing cannot be read"
 TOO_LARGE = "Request head too large"
+# said to a browser: a cookie flood is how a head of a page grows past the bound, and any page of this host
+# (another port) can plant one; the person must know to remove them, as nothing here can read past the bound
+TOO_LARGE_PAGE = (
+    "Request head too large: its request line and headers are over 16 KiB. From a browser this is most often "
+    "its cookies for this host: every page of this host (another port too) shares them, and one may have set "
+    "many or large ones. Remove this site's cookies in the browser (its settings: cookies and site data of "
+    "this host), then reload the page."
+)
 TOO_SLOW = "Request not received in time"
 NOT_A_PATH = "Invalid HTTP request: the request target is not a path (this front is no proxy)"
 BAD_CODING = "Invalid HTTP request: a Transfer-Encoding other than chunked"
@@ -46,7 +54,9 @@ def refusal_answer(status: int, reason: str, target: bytes | None,
     if target is None or json_rpc_client_route(_path(target)):
         body, kind = refusal_body(reason), b"application/json"
     else:
-        body, kind = reason.encode("ascii", "replace"), b"text/plain; charset=utf-8"
+        # a browser's page (the console): its own words for what the person can do
+        body = (TOO_LARGE_PAGE if reason == TOO_LARGE else reason).encode("ascii", "replace")
+        kind = b"text/plain; charset=utf-8"
     content = [STATUS_LINE[status]]
     for name, value in default_headers:
         content.extend([name, b": ", value, b"\r\n"])

@@ -211,8 +211,7 @@ async def _sign_in_form(console: Console, request: Request, **page: Any) -> Form
         form = await read_form(request, LOGIN_FORM_LIMIT, max_fields=10)
     except FormRefused as e:
         return await _login_form(console, request, e.reason, e.status, **page)
-    nonce = request.cookies.get(console.auth.login_cookie(request))
-    if not console.auth.login_csrf_ok(nonce, form.get("csrf")):
+    if not console.auth.login_csrf_ok(request, form.get("csrf")):
         return await _login_form(console, request, "The sign-in form expired; try again.", 403, **page)
     return form
 

@@ -117,12 +117,12 @@ class ConsoleAuth:
             )
         except AuthFailed:
             return None
-        sid, several = _session_cookie(request, self.cookie(request))
+        sid, several = self._session_of(request)
         if several:
-            return None  # another page of this host (a port shares cookies) set a second one: whose is it?
+            return None  # two live sessions (another page of this host set one beside): whose is it?
         if sid:
             found = self._sessions.get(sid)
-            if found is not None and found[1] > process_clock.now():
+            if found is not None:
                 if by_certificate is not None and by_certificate.name != found[0].name:
                     return None
                 # a header credential beside the session must name the same principal, as a token and a
@@ -130,7 +130,6 @@ class ConsoleAuth:
                 if _header_credential(request) and self._header_principal(creds) != found[0].name:
                     return None
                 return Viewer(found[0], "session:" + sid, sid)
-            self._sessions.pop(sid, None)
         if creds.presented:
             try:
                 principal = self.authenticator.authenticate(creds)
@@ -148,6 +147,26 @@ class ConsoleAuth:
             return Viewer(by_certificate, "certificate:" + hashlib.sha256(str(chain[0]).encode()).hexdigest(),
                           by_certificate=True)
         return None
+
+    def _session_of(self, request: Request) -> tuple[str | None, bool]:
+        """The live console session the request's cookies name, and whether they name more than one.
+
+        A page on another port of this host (cookies ignore ports), or under plain HTTP any sibling, can set
+        a cookie of this name beside the person's own, under another path; Starlette keeps the last one. A
+        planted value that is no live session is passed over (else a junk cookie signed the person out for
+        good); two live ones are nobody's (one may be another principal's, planted to have the person act as
+        it: which is the person's cannot be told), until signing in again ends both (``end_held``)."""
+        now = process_clock.now()
+        live: set[str] = set()
+        for sid in _cookie_values(request, self.cookie(request)):
+            found = self._sessions.get(sid)
+            if found is None:
+                continue
+            if found[1] > now:
+                live.add(sid)
+            else:
+                del self._sessions[sid]
+        return (next(iter(live)) if len(live) == 1 else None), len(live) > 1
 
     def _header_principal(self, creds: Credentials) -> str | None:
         """The principal a request's header token names (None: no token Sentinel accepts, or none given)."""
@@ -186,7 +205,11 @@ class ConsoleAuth:
 
     def device(self, request: Request, name: str | None) -> str | None:
         """The device id of the request's device cookie, when it is one of ``name``'s (None: not)."""
-        return self.devices.device(request.cookies.get(self.device_cookie(request)), name)
+        # the first of its cookies that is (a planted one beside it, junk or another's, is passed over)
+        for value in _cookie_values(request, self.device_cookie(request))[:MAX_SAME_NAMED]:
+            if (found := self.devices.device(value, name)) is not None:
+                return found
+        return None
 
     def device_cookie(self, request: Request) -> str:
         return HOST_PREFIX + DEVICE_COOKIE if over_tls(request) else DEVICE_COOKIE
@@ -307,13 +330,17 @@ class ConsoleAuth:
         """The sign-in form's token: bound to a random cookie set with the form (double submit)."""
         return hmac.new(self.secret, f"login|{nonce}".encode(), hashlib.sha256).hexdigest()
 
-    def login_csrf_ok(self, nonce: str | None, presented: object) -> bool:
-        return (
-            bool(nonce)
-            and isinstance(presented, str)
-            and hmac.compare_digest(
-                self.login_csrf(nonce or "").encode(), presented.encode("utf-8", "replace")
-            )
+    def login_csrf_ok(self, request: Request, presented: object) -> bool:
+        """Whether ``presented`` is the token of one of the request's sign-in cookies (a cookie planted
+        beside the form's own, by a page of another port, must not make the person's sign-in fail; a planted
+        one verifies only with a token made for it, which its planter could have sent as well)."""
+        if not isinstance(presented, str):
+            return False
+        token = presented.encode("utf-8", "replace")
+        return any(
+            hmac.compare_digest(self.login_csrf(nonce).encode(), token)
+            for nonce in _cookie_values(request, self.login_cookie(request))[:MAX_SAME_NAMED]
+            if nonce
         )
 
 
@@ -367,15 +394,13 @@ def _header_credential(request: Request) -> bool:
     return "authorization" in request.headers or "x-api-key" in request.headers
 
 
-def _session_cookie(request: Request, name: str) -> tuple[str | None, bool]:
-    """The console session cookie, and whether the browser sent more than one (Starlette keeps the last: a
-    page on another port of this host could slip another principal's session in beside the person's own,
-    under another path, and the console would act as that principal)."""
-    return request.cookies.get(name), len(_cookie_values(request, name)) > 1
+# values of one cookie name looked at (each an HMAC for the sign-in's; the head's 16 KiB bound holds the rest)
+MAX_SAME_NAMED = 64
 
 
 def _cookie_values(request: Request, name: str) -> list[str]:
-    """Every value the request's Cookie header gives under ``name``, as sent."""
-    raw = request.headers.get("cookie", "")
+    """Every value the request's Cookie headers give under ``name``, as sent (a client may send the header
+    more than once; Starlette reads the first)."""
+    raw = "; ".join(request.headers.getlist("cookie"))
     pairs = (part.strip().split("=", 1) for part in raw.split(";"))
     return [pair[1].strip() for pair in pairs if len(pair) == 2 and pair[0].strip() == name]

@@ -27,6 +27,9 @@ MAX_OPEN_PER_PRINCIPAL = 200  # a principal's items, open or answered (waiting f
 CHANGE_KINDS = ("agent", "activity")  # what a page shown follows by reloading (console.js)
 MAX_STREAMS_PER_PRINCIPAL = 16  # open live-update streams (/console/events) of one principal
 MAX_STREAMS = 512  # of everyone
+# open streams of one console session: past it its oldest ends (a page reloaded leaves one behind), so one
+# session (a copied cookie, a script looping) never holds its principal's whole share from its other sessions
+MAX_STREAMS_PER_SESSION = 4
 # a console page that reloads (after answering: the form's redirect) closes its live stream for a moment; a
 # principal counts as watching for this long after its last page closed (whole seconds,
 # SENTINEL_CAP_WATCH_GRACE_SECONDS: a test that waits it out lowers it)
@@ -347,19 +350,27 @@ class Inbox:
         (no grace: the person left, the page did not just reload)."""
         for queue, sid in list(self._stream_sessions.items()):
             if sid == session_id:
-                self._stream_sessions[queue] = None  # ended by a sign-out: unwatch gives no grace
-                if queue.full():
-                    queue.get_nowait()
-                queue.put_nowait("end")
-                for principal, watchers in list(self._watchers.items()):
-                    if queue in watchers:
-                        watchers.discard(queue)
-                        if not watchers:
-                            del self._watchers[principal]
+                self._end_stream(queue)
+
+    def _end_stream(self, queue: asyncio.Queue[str]) -> None:
+        self._stream_sessions[queue] = None  # ended here: its unwatch gives no grace
+        if queue.full():
+            queue.get_nowait()
+        queue.put_nowait("end")
+        for principal, watchers in list(self._watchers.items()):
+            if queue in watchers:
+                watchers.discard(queue)
+                if not watchers:
+                    del self._watchers[principal]
 
     def watch(self, principal: str, session_id: str | None = None) -> asyncio.Queue[str] | None:
         """A queue of this principal's events; None past the bound on open streams (each holds a connection
-        and a file descriptor: one principal must not hold them all)."""
+        and a file descriptor: one principal must not hold them all). A session at its own bound has its
+        oldest stream ended first."""
+        if session_id is not None:
+            mine = [q for q, sid in self._stream_sessions.items() if sid == session_id]
+            for oldest in mine[: max(0, len(mine) + 1 - MAX_STREAMS_PER_SESSION)]:
+                self._end_stream(oldest)
         if len(self._watchers.get(principal, ())) >= MAX_STREAMS_PER_PRINCIPAL or \
                 sum(map(len, self._watchers.values())) >= MAX_STREAMS:
             return None

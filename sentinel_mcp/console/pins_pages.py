@@ -65,8 +65,8 @@ def _review(pins: ToolPins, identity: str) -> dict[str, Any] | None:
 
 
 NOT_SHOWN = ("not accepted: the definition held is larger than Sentinel keeps to show, so no page has shown "
-             "it; review the upstream itself, then accept it at the command line (`sentinel-mcp pins accept "
-             "--digest`) or forget the tool's pin")
+             "it, and it is never accepted; review the upstream itself, then forget the tool's pin "
+             "(`sentinel-mcp pins forget TOOL`: its next listing is pinned as first seen)")
 
 
 def routes(console: Console) -> list[tuple[str, Any, list[str], bool]]:

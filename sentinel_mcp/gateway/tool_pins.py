@@ -245,15 +245,16 @@ class ToolPins:
         change = self._changes.get(identity)
         return {"tool": identity, "pinned": pin, "held": change}
 
-    def accept(self, identities: list[str], digest: str | None = None) -> dict[str, str]:
-        """Pin the held definitions of these tools (exactly what was recorded and shown; with ``digest``, only
-        a held definition of that digest): identity -> the digest now pinned."""
+    def accept(self, identities: list[str], digest: str) -> dict[str, str]:
+        """Pin the held definition of these tools whose digest is ``digest`` (the one the owner was shown: one
+        the upstream changed since is another digest), and only one kept to show (past ``MAX_KEPT_DEFINITION``
+        only its digest is kept: nobody could have read it): identity -> the digest now pinned."""
         accepted: dict[str, str] = {}
 
         def change(pins: dict[str, dict[str, Any]], changes: dict[str, dict[str, Any]]) -> None:
             for identity in identities:
                 held = changes.get(identity)
-                if held is None or (digest is not None and held["digest"] != digest):
+                if held is None or held["digest"] != digest or held.get("definition") is None:
                     continue
                 del changes[identity]
                 pins[identity] = {"digest": held["digest"], "pinned_at": time.time(),

@@ -129,31 +129,36 @@ async def test_over_plain_http_a_cookie_under_the_tls_name_counts_for_nothing(se
 
 
 async def test_live_streams_are_bounded_per_principal_and_end_with_their_session(sentinel):
+    """The principal's share is held by its sessions together (one session holds at most its own bound:
+    ``test_console_stream_share.py``); past it, the principal's next stream is refused, another's is not."""
     base, _ = sentinel
-    async with signed_in(base, CAROL) as carol:
-        opened: list[contextlib.AbstractAsyncContextManager] = []
-        stack = contextlib.AsyncExitStack()
-        async with stack:
-            statuses = []
-            for _ in range(MAX_STREAMS_PER_PRINCIPAL + 3):
-                r = await stack.enter_async_context(carol.http.stream("GET", f"{base}/console/events"))
-                statuses.append(r.status_code)
-                opened.append(r)
-            assert statuses[:MAX_STREAMS_PER_PRINCIPAL] == [200] * MAX_STREAMS_PER_PRINCIPAL, statuses
-            assert set(statuses[MAX_STREAMS_PER_PRINCIPAL:]) == {429}, statuses
-            async with signed_in(base, ALICE) as alice:  # another principal still gets one
-                async with alice.http.stream("GET", f"{base}/console/events") as r:
-                    assert r.status_code == 200
-            # signing out ends the session's open streams (they no longer count as someone watching)
-            page = await carol.page("/console/inbox")
-            await carol.http.post(f"{base}/console/logout", data={"csrf": csrf_of(page)},
-                                  headers={"origin": base})
+    per_session = inbox.MAX_STREAMS_PER_SESSION
+    async with signed_in(base, CAROL) as carol, contextlib.AsyncExitStack() as stack:
+        others = [await stack.enter_async_context(signed_in(base, CAROL))
+                  for _ in range(MAX_STREAMS_PER_PRINCIPAL // per_session)]
+        opened: list[httpx2.Response] = []
+        for person in [carol, *others[:-1]]:
+            for _ in range(per_session):
+                stream = person.http.stream("GET", f"{base}/console/events")
+                opened.append(await stack.enter_async_context(stream))
+        statuses = [r.status_code for r in opened]
+        assert statuses == [200] * MAX_STREAMS_PER_PRINCIPAL, statuses
+        for _ in range(3):  # the principal's share is full: its last session is refused, never pushes one out
+            async with others[-1].http.stream("GET", f"{base}/console/events") as r:
+                assert r.status_code == 429
+        async with signed_in(base, ALICE) as alice:  # another principal still gets one
+            async with alice.http.stream("GET", f"{base}/console/events") as r:
+                assert r.status_code == 200
+        # signing out ends the session's open streams (they no longer count as someone watching)
+        page = await carol.page("/console/inbox")
+        await carol.http.post(f"{base}/console/logout", data={"csrf": csrf_of(page)},
+                              headers={"origin": base})
 
-            async def drained(r) -> None:
-                async for _ in r.aiter_bytes():
-                    pass
+        async def drained(r) -> None:
+            async for _ in r.aiter_bytes():
+                pass
 
-            await asyncio.wait_for(asyncio.gather(*(drained(r) for r in opened[:3])), 20)
+        await asyncio.wait_for(asyncio.gather(*(drained(r) for r in opened[:per_session])), 20)
 
 
 def test_sessions_are_bounded_per_principal_in_the_table_itself():

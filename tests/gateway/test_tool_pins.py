@@ -117,7 +117,9 @@ async def test_a_tool_turned_read_only_gets_no_free_pass_until_the_owner_accepts
             assert json.loads(capsys.readouterr().out) == {"accepted": {}}
             assert "rg__transfer" not in await names(c)
             told = anyio.Event()
-            assert cli(["pins", "accept", "rg__transfer"]) == 0
+            assert cli(["pins", "accept", "rg__transfer"]) == 2  # not at a terminal: only a digest shown
+            held_digest = shown.split("HELD: ", 1)[1].split("digest ", 1)[1].split()[0]
+            assert cli(["pins", "accept", "rg__transfer", "--digest", held_digest]) == 0
             accepted = json.loads(capsys.readouterr().out)["accepted"]
             assert list(accepted) == ["rg__transfer"]
             with anyio.fail_after(15):  # the running gateway sees the file change and tells its clients
@@ -202,7 +204,8 @@ def test_two_writers_merge_and_an_accept_pins_exactly_the_held_definition(tmp_pa
     again = first.model_copy(update={"description": "three"})  # changed again after the owner looked
     gateway.check({"s__t": again, "s__u": first})
     assert owner.accept(["s__t"], digest=digest_of(definition_of(changed))) == {}
-    assert owner.accept(["s__t"]) == {"s__t": digest_of(definition_of(again))}
+    now = digest_of(definition_of(again))
+    assert owner.accept(["s__t"], now) == {"s__t": now}
     assert gateway.check({"s__t": again, "s__u": first}) == {}  # the gateway reads the owner's accept
     assert oct(path.stat().st_mode & 0o777) == "0o600"
 
