@@ -16,6 +16,7 @@ role never sends DDL: a store whose schema is behind this Sentinel refuses to op
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from sentinel_mcp.storage.database import StorageError
@@ -34,6 +35,7 @@ SELECT t.oid IS NOT NULL,
 FROM (SELECT pg_catalog.to_regclass('storage_schema') AS oid) t
 LEFT JOIN pg_catalog.pg_class c ON c.oid = t.oid"""
 _TABLE = "CREATE TABLE IF NOT EXISTS storage_schema (store TEXT PRIMARY KEY, version INTEGER NOT NULL)"
+_TABLE_LOCK = zlib.crc32(b"storage_schema")  # (apply_schema's locks are its stores' names)
 
 
 class SchemaBehind(StorageError):
@@ -58,7 +60,11 @@ def version_table(conn: Any) -> bool:
             "serving role must hold only what serving needs; the owner alone migrates")
     if migrates:
         if not exists:
-            conn.execute(_TABLE)
+            # replicas starting at once on a fresh database: IF NOT EXISTS is not safe against itself (the
+            # second's catalog insert fails on pg_type's unique index), so the makers take turns
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_TABLE_LOCK,))
+                conn.execute(_TABLE)
         return True
     if not exists:
         raise SchemaBehind(
