@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from sentinel_mcp.config import load_config
-from sentinel_mcp.core.display_text import safe_text
+from sentinel_mcp.core.display_text import Marked, safe_text
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, changed_fields
 
 
@@ -61,7 +61,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     rows = [e for e in pins.entries() if e["held"] or not args.held]
     for e in rows:
         # the changed fields are named by the listing: marked if hidden characters are in a name
-        changed = ", ".join(safe_text(f, 200) for f in e["changed"]) if e["held"] else ""
+        changed = Marked(", ".join(safe_text(f, 200) for f in e["changed"])) if e["held"] else ""
         state = (f"HELD since {_when(e['seen_at'])} ({changed or 'definition'} changed)" if e["held"]
                  else "pinned")
         print(f"{safe_text(e['tool'], 200)}  {state}  (pinned {_when(e['pinned_at'])})")
