@@ -17,6 +17,9 @@ from sentinel_mcp.gateway.upstream import Target, Upstream, UpstreamHooks
 
 log = logging.getLogger(__name__)
 
+# how long a request an upstream pushes before the gateway's record is open waits for it (the upstreams
+# connect while the gateway assembles: a refusal during a handshake is still written before it is answered)
+RECORD_WAIT_SECONDS = 60.0
 # how soon an owner's `sentinel-mcp pins accept`, or a rulebase governing other names, reaches the catalog
 PINS_RECHECK_SECONDS = 2.0
 
@@ -32,12 +35,26 @@ class UpstreamManager:
         self.on_resource_updated: Callable[[str, str, str | None], Awaitable[None]] | None = None
         self.on_elicit_complete: Callable[[str, str, str | None], Awaitable[None]] | None = None
         # set by the gateway: a request an upstream pushed during a call, refused (``push_refusals.py``)
-        self.on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
+        self._on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
+        self._record_attached = anyio.Event()
+        self.refusals_waiting = 0  # refused pushes held until the gateway's record is attached
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
         # whether a principal other than the owner may call an upstream (by its name): one principal alone
         # then leaves one of its ``max_in_flight`` slots free for the next (fair_slots.py); set by the host
         self.others_may_call: Callable[[str], bool] = lambda _name: False
+
+    @property
+    def on_push_refused(self) -> Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None:
+        return self._on_push_refused
+
+    @on_push_refused.setter
+    def on_push_refused(
+        self, hook: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None
+    ) -> None:
+        self._on_push_refused = hook
+        if hook is not None:  # the refusals pushed before it existed are written now, then answered
+            self._record_attached.set()
 
     def add(self, name: str, target: Target) -> Upstream:
         if name in self.upstreams:
@@ -86,8 +103,20 @@ class UpstreamManager:
             await self.on_elicit_complete(up.name, elicitation_id, up.principal)
 
     async def _push_refused(self, up: Upstream, kind: str, cause: str, why: str, call: CallOf | None) -> None:
-        if self.on_push_refused is not None:
-            await self.on_push_refused(up.name, kind, cause, why, call)
+        hook = self._on_push_refused
+        if hook is None:  # pushed during a handshake, before the gateway's record exists: it waits for it
+            self.refusals_waiting += 1
+            try:
+                with anyio.move_on_after(RECORD_WAIT_SECONDS):
+                    await self._record_attached.wait()
+            finally:
+                self.refusals_waiting -= 1
+            hook = self._on_push_refused
+            if hook is None:
+                log.error("upstream %r: a %s request refused (%s) before any record was attached: "
+                          "not recorded", up.name, kind, cause)
+                return
+        await hook(up.name, kind, cause, why, call)
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
                   startup_wait: float = 15.0, all_added: anyio.Event | None = None) -> None:
