@@ -9,7 +9,10 @@ The client is ``work_counts.py``'s stdio driver (a JSON-lines writer, 200 warm-u
 over stdio, the data directory on tmpfs). Stages nest; each count is the calls not in an inner stage.
 ``--echo``: the toolbox's echo with a 64-character text instead, guarded by a one-rule rulebase (its proof in
 both audit rows).
-Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300] [--echo]
+``--http``: instead, one 2026-07-28 ``tools/call`` of the in-process no-op built-in on the HTTP front (the
+capacity row's call: ``serve_with_noop.py``, the durable audit on), posted by ``work_counts.py``'s HTTP driver
+on one kept-alive connection, with the HTTP front's layers as stages of their own (``HTTP_STAGES``).
+Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300] [--echo | --http]
 """
 
 from __future__ import annotations
@@ -45,6 +48,23 @@ STAGES = [
     ("sentinel_mcp.gateway.call_record", "CallRecord.stamp", "answer stamped"),
 ]
 
+# the HTTP front's layers, outermost first (``--http``); inner stages are the gateway's above
+HTTP_STAGES = [
+    ("sentinel_mcp.app.http_protocol", "FrontHTTPProtocol", "http: socket, parse (FrontHTTPProtocol)"),
+    ("uvicorn.protocols.http.httptools_impl", "HttpToolsProtocol", "http: socket, parse (FrontHTTPProtocol)"),
+    ("uvicorn.protocols.http.httptools_impl", "RequestResponseCycle", "http: ASGI cycle (uvicorn)"),
+    ("sentinel_mcp.app.startup_failure", "StartupFailure", "http: ASGI layers (outer)"),
+    ("sentinel_mcp.app.safe_headers", "SafeHeaders", "http: ASGI layers (outer)"),
+    ("starlette.applications", "Starlette", "http: ASGI layers (outer)"),
+    ("starlette.middleware.errors", "ServerErrorMiddleware", "http: ASGI layers (outer)"),
+    ("sentinel_mcp.app.app_boundary", "AppBoundary", "http: ASGI layers (outer)"),
+    ("sentinel_mcp.app.http_app", "CallerGuard", "http: CallerGuard"),
+    ("sentinel_mcp.gateway.wire_guard", "WireGuard", "http: WireGuard"),
+    ("sentinel_mcp.app.lean_calls", "LeanCalls", "http: LeanCalls"),
+    ("sentinel_mcp.app.lean_calls", "_respond", "http: answer written"),
+]
+_STAGE_TABLE = HTTP_STAGES + STAGES if os.environ.get("STAGE_COUNTS_HTTP") else STAGES
+
 
 def serve_counted(argv: list[str]) -> None:
     """In the gateway's process: the stage counter on the loop's thread between the signals, its counts
@@ -56,7 +76,7 @@ def serve_counted(argv: list[str]) -> None:
     codes: dict[Any, str] = {}
 
     def _resolve() -> None:
-        for module, qual, stage in STAGES:
+        for module, qual, stage in _STAGE_TABLE:
             target: Any = importlib.import_module(module)
             for part in qual.split("."):
                 target = getattr(target, part, None)
@@ -120,7 +140,7 @@ ECHO_RULES = "guard('tb__echo', [text = T], require(\\+ sub_atom(T, _, _, _, for
 ECHO_ARGUMENTS = {"text": "please cancel reservation ZFA04Y for mia_li_3668: change of plan"}
 
 
-def stage_counts(tree: Path, calls: int, echo: bool = False) -> dict[str, float]:
+def stage_counts(tree: Path, calls: int, echo: bool = False, http: bool = False) -> dict[str, float]:
     """Calls per request by stage, for ``tree``'s gateway (its sources first on the path), run by this
     interpreter (both trees alike)."""
     sys.path[:0] = [str(HERE.parent)]
@@ -131,6 +151,9 @@ def stage_counts(tree: Path, calls: int, echo: bool = False) -> dict[str, float]
     wc._python = lambda t: sys.executable
     wc._per_call = lambda t, out, n: {k: v / n for k, v in json.loads(out.read_text()).items()}
     try:
+        if http:
+            os.environ["STAGE_COUNTS_HTTP"] = "1"  # read by the child (``_STAGE_TABLE``)
+            return wc.call_counts(tree, calls, keep_alive=True)
         if echo:
             return wc.stdio_call_counts(tree, calls, tool="echo", arguments=ECHO_ARGUMENTS, rules=ECHO_RULES)
         return wc.stdio_call_counts(tree, calls)
@@ -139,22 +162,25 @@ def stage_counts(tree: Path, calls: int, echo: bool = False) -> dict[str, float]
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--serve"]:  # the child: the rest is the CLI's (its own ``--http`` among them)
+        serve_counted(sys.argv[3:])
+        return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", help="the other source tree")
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--echo", action="store_true",
                     help="the toolbox's echo with a text argument, guarded by a one-rule rulebase")
+    ap.add_argument("--http", action="store_true",
+                    help="the HTTP front's 2026-07-28 call of the in-process no-op built-in, by layer")
     ap.add_argument("--serve", help=argparse.SUPPRESS)  # the tree (work_counts' child arguments)
-    args, rest = ap.parse_known_args()
-    if args.serve:
-        serve_counted(rest)
-        return
+    args = ap.parse_args()
     trees = {"this tree": ROOT}
     if args.base:
         trees = {"base": Path(args.base).resolve(), **trees}
-    rows = {name: stage_counts(tree, args.calls, args.echo) for name, tree in trees.items()}
-    stages = list(dict.fromkeys([s for _, _, s in STAGES] + [k for r in rows.values() for k in r]))
-    head = "stage (Python calls per stdio tools/call, 2026-07-28)"
+    rows = {name: stage_counts(tree, args.calls, args.echo, args.http) for name, tree in trees.items()}
+    table = HTTP_STAGES + STAGES if args.http else STAGES
+    stages = list(dict.fromkeys([s for _, _, s in table] + [k for r in rows.values() for k in r]))
+    head = f"stage (Python calls per {'HTTP' if args.http else 'stdio'} tools/call, 2026-07-28)"
     print(f"{head:52s} " + " ".join(f"{n:>10s}" for n in rows))
     for stage in stages:
         print(f"{stage:52s} " + " ".join(f"{rows[n].get(stage, 0.0):10.1f}" for n in rows))
