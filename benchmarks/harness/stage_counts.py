@@ -54,7 +54,7 @@ STAGES = [
 ]
 
 CALLS_KEY = "(requests taken by the lean path)"  # in the child's counts: the divisor, not a stage
-PY_KEY = "(of all, Python functions' frames)"  # in the child's counts: a sum over the stages, not a stage
+PY_MARK = "python: "  # in the child's counts: a stage's Python frames (C functions' calls not counted)
 # the HTTP front's layers, outermost first (``--http``); inner stages are the gateway's above
 HTTP_STAGES = [
     ("sentinel_mcp.app.http_protocol", "FrontHTTPProtocol", "http: socket, parse (FrontHTTPProtocol)"),
@@ -128,7 +128,7 @@ def serve_counted(argv: list[str]) -> None:
             stage = f"{stage} | {called}"
         counts[stage] += 1
         if event == "call":  # a Python function's frame (or a coroutine's resumption), not a C function
-            counts[PY_KEY] += 1
+            counts[PY_MARK + stage] += 1
 
     loop_thread = threading.get_ident()
 
@@ -247,15 +247,21 @@ def main() -> None:
     rows = {name: stage_counts(tree, args.calls, args.echo, args.http, args.connections, args.seconds)
             for name, tree in trees.items()}
     table = HTTP_STAGES + STAGES if args.http else STAGES
-    py = {n: r.pop(PY_KEY, 0.0) for n, r in rows.items()}
+    py = {n: {k[len(PY_MARK):]: r.pop(k) for k in list(r) if k.startswith(PY_MARK)} for n, r in rows.items()}
     stages = list(dict.fromkeys([s for _, _, s in table] + [k for r in rows.values() for k in r]))
-    head = f"stage (Python calls per {'HTTP' if args.http else 'stdio'} tools/call, 2026-07-28)"
-    print(f"{head:52s} " + " ".join(f"{n:>10s}" for n in rows))
+    head = f"stage (function calls per {'HTTP' if args.http else 'stdio'} tools/call, 2026-07-28)"
+    # each tree: all calls, and of them Python functions' frames (a C function's call costs far less)
+    print(f"{head:52s} " + " ".join(f"{n + ' (all / Python)':>24s}" for n in rows))
     for stage in stages:
-        print(f"{stage:52s} " + " ".join(f"{rows[n].get(stage, 0.0):10.1f}" for n in rows))
-    print(f"{'total':52s} " + " ".join(f"{sum(rows[n].values()):10.1f}" for n in rows))
-    print(f"{'  of it Python frames (C functions not counted)':52s} "
-          + " ".join(f"{py[n]:10.1f}" for n in rows))
+        print(f"{stage:52s} "
+              + " ".join(f"{rows[n].get(stage, 0.0):12.1f}{py[n].get(stage, 0.0):12.1f}" for n in rows))
+    print(f"{'total':52s} "
+          + " ".join(f"{sum(rows[n].values()):12.1f}{sum(py[n].values()):12.1f}" for n in rows))
+    # the loop's own share moves with the machine's load (turns that find nothing, commits moved to the
+    # writer): compare trees on the rest
+    print(f"{'total outside the loop':52s} " + " ".join(
+        f"{sum(v for k, v in rows[n].items() if not k.startswith('loop')):12.1f}"
+        f"{sum(v for k, v in py[n].items() if not k.startswith('loop')):12.1f}" for n in rows))
 
 
 if __name__ == "__main__":
