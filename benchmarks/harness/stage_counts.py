@@ -13,8 +13,8 @@ both audit rows).
 capacity row's call: ``serve_with_noop.py``, the durable audit on), posted by ``work_counts.py``'s HTTP driver
 on one kept-alive connection, with the HTTP front's layers as stages of their own (``HTTP_STAGES``).
 ``--connections 16`` (with ``--http``): the counted calls are posted by wrk on 16 keep-alive connections (the
-capacity row's load: rows then go to the audit's writer thread, not the loop), each count divided by the calls
-wrk saw answered.
+capacity row's load: rows then go to the audit's writer thread, not the loop). Every count is divided by the
+requests the lean path took in the window (calls of ``_lean_request``), whichever the load.
 Usage: python benchmarks/harness/stage_counts.py [--base TREE] [--calls 300] [--echo | --http
        [--connections 16 --seconds 6]]
 """
@@ -162,7 +162,7 @@ ECHO_ARGUMENTS = {"text": "please cancel reservation ZFA04Y for mia_li_3668: cha
 def _wrk_window(connections: int, seconds: float, answered: list[int]) -> Any:
     """``work_counts._profile_window`` with the counted calls posted by wrk on ``connections`` keep-alive
     connections for ``seconds`` (the capacity row's load) instead of one by one; the calls wrk saw answered
-    are put in ``answered`` (the divisor)."""
+    are put in ``answered`` (the divisor when the server's own count is missing)."""
     from load import call_body, call_headers, wrk
 
     def window(proc: Any, out: Path, call: Any, calls: int) -> None:
@@ -232,7 +232,7 @@ def main() -> None:
                     help="the HTTP front's 2026-07-28 call of the in-process no-op built-in, by layer")
     ap.add_argument("--connections", type=int, default=1,
                     help="with --http: the counted calls posted by wrk on this many connections (the "
-                    "capacity row: 16) for --seconds, each count divided by the calls wrk saw answered")
+                    "capacity row: 16) for --seconds")
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--inline", action="store_true",
                     help="every row committed on the loop (work_counts.py --inline: a busy machine's slow "
