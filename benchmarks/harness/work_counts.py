@@ -93,24 +93,30 @@ async def guard_counts(decisions: int) -> dict[str, float]:
             "python_calls": python_calls}
 
 
+def inline_when_asked() -> None:
+    """In the gateway's process, ``--inline`` (``WORK_COUNTS_INLINE``): a slow commit (a busy machine)
+    does not move the rows' commits to the writer midway; sequential calls then commit both rows on the loop
+    in every tree, and their counts compare."""
+    if not os.environ.get("WORK_COUNTS_INLINE"):
+        return
+    import sentinel_mcp.storage.sqlite as sqlite_store
+
+    sqlite_store.INLINE_SLOW_S = float("inf")  # trees before perf-inline
+    try:
+        from sentinel_mcp.storage import inline_policy
+    except ImportError:
+        pass
+    else:
+        inline_policy.SLOW_S = inline_policy.STALL_S = float("inf")
+
+
 def serve_profiled(tree: str, argv: list[str]) -> None:
     """In the gateway's process: cProfile of the event-loop thread between SIGUSR1 and SIGUSR2 (the file
     named by WORK_COUNTS_OUT), then the tree's own capacity launcher."""
     import cProfile
     import runpy
 
-    if os.environ.get("WORK_COUNTS_INLINE"):
-        # ``--inline``: a slow commit (a busy machine) does not move the rows' commits to the writer midway;
-        # sequential calls then commit both rows on the loop in every tree, and their counts compare
-        import sentinel_mcp.storage.sqlite as sqlite_store
-
-        sqlite_store.INLINE_SLOW_S = float("inf")  # trees before perf-inline
-        try:
-            from sentinel_mcp.storage import inline_policy
-        except ImportError:
-            pass
-        else:
-            inline_policy.SLOW_S = inline_policy.STALL_S = float("inf")
+    inline_when_asked()
     prof = cProfile.Profile()
     signal.signal(signal.SIGUSR1, lambda *_: prof.enable())
 

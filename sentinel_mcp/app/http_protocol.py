@@ -85,11 +85,15 @@ class HeadHoldingTransport:
     head's body is written before it waits (the write that joins it is certain), so that head books no turn;
     the writer clears it when done (a head never written leaves nothing behind)."""
 
-    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows", "body_unread", "head_lines")
+    __slots__ = ("_transport", "_loop", "_held", "_flushing", "body_follows", "body_unread", "head_lines",
+                 "is_closing")
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop,
                  body_unread: Callable[[], bool] | None = None) -> None:
         self._transport = transport
+        # the transport's own, read from a slot: asked twice an answer (uvicorn and this front), through
+        # ``__getattr__`` a Python call each time (issue 21)
+        self.is_closing = transport.is_closing
         self._loop = loop
         self._held: bytes | None = None
         self._flushing: asyncio.Handle | None = None  # the loop's next turn writing what is held

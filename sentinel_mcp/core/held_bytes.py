@@ -9,34 +9,37 @@ given back when its request ends. Used by the MCP front (``gateway/held_bodies.p
 
 from __future__ import annotations
 
-from collections import Counter
-
 
 class HeldBytes:
     def __init__(self, per_holder: int, total: int) -> None:
         self.per_holder = per_holder
         self.total = total
-        self._held: Counter[str] = Counter()
+        # a plain dict read with ``get``: a ``Counter``'s missing key calls its Python ``__missing__``, its
+        # ``del`` its Python ``__delitem__`` (three calls a request of a caller holding nothing; issue 21)
+        self._held: dict[str, int] = {}
         self._count = 0
 
     def take(self, who: str, n: int) -> tuple[int, str] | None:
         """Count ``n`` more bytes for ``who``; or, refused, the HTTP status and why (nothing counted)."""
-        if self._held[who] + n > self.per_holder:
+        if not n:  # an empty chunk (a body of none) counts nothing and keeps no entry for ``who``
+            return None
+        held = self._held.get(who, 0) + n
+        if held > self.per_holder:
             return 429, "too many bytes of requests being read or served for this caller; retry when some end"
         if self._count + n > self.total:
             return 503, "too many bytes of requests being read or served; retry later"
-        self._held[who] += n
+        self._held[who] = held
         self._count += n
         return None
 
     def give_back(self, who: str, n: int) -> None:
         if n <= 0:
             return
-        left = self._held[who] - n
+        left = self._held.get(who, 0) - n
         if left > 0:
             self._held[who] = left
         else:
-            del self._held[who]
+            self._held.pop(who, None)
         self._count -= n
 
     def held(self, who: str | None = None) -> int:

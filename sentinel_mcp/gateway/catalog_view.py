@@ -64,7 +64,9 @@ class CatalogView:
     def _take_place(self, name: str) -> str | None:
         """One of ``name``'s places among its calls running at once, and one call of its rate; else why not
         (said in the log). ``_give_place`` gives the place back."""
-        if self.calls_in_flight[name] >= self.max_calls_in_flight:
+        # ``get``, and ``pop`` below: a ``Counter``'s missing key and its ``del`` are Python calls (issue 21)
+        running = self.calls_in_flight.get(name, 0)
+        if running >= self.max_calls_in_flight:
             self._over_cap(name, f"{name} has {self.max_calls_in_flight} calls running, the most one caller "
                                  "may; more are refused until one ends")
             return (f"{self.max_calls_in_flight} calls of yours are already running (the most one caller may "
@@ -76,13 +78,15 @@ class CatalogView:
                                             "its rate allows")
             return (f"you have made the {rate} calls a minute your principal may "
                     f"make; the next one is taken in {max(wait, 0.01):.2f} s")
-        self.calls_in_flight[name] += 1
+        self.calls_in_flight[name] = self.calls_in_flight.get(name, 0) + 1  # read again: assume nothing
         return None
 
     def _give_place(self, name: str) -> None:
-        self.calls_in_flight[name] -= 1
-        if not self.calls_in_flight[name]:
-            del self.calls_in_flight[name]
+        left = self.calls_in_flight.get(name, 0) - 1
+        if left:
+            self.calls_in_flight[name] = left
+        else:
+            self.calls_in_flight.pop(name, None)
 
     @contextmanager
     def _request_held(self, principal: Principal) -> Iterator[None]:

@@ -60,8 +60,11 @@ def traced(
     def wrap(fn: F) -> F:
         @functools.wraps(fn)
         def inner(*args: Any, **kwargs: Any) -> Awaitable[Any]:
-            if tracing_off():
+            # ``tracing_off()``'s first test written out: three such layers a call, a call less each
+            if not _PROVIDER_FROM_ENV and getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None:
                 return fn(*args, **kwargs)  # no provider installed: spans would go nowhere
+            if tracing_off():
+                return fn(*args, **kwargs)
             return spanned(*args, **kwargs)
 
         async def spanned(*args: Any, **kwargs: Any) -> Any:
