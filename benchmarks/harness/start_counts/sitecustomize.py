@@ -3,7 +3,9 @@
 C: the profile hook's ``call`` and ``c_call``) are counted from interpreter start to exit, and at exit the
 gateway (``python -m sentinel_mcp``: not the upstreams, which run with the same environment; the reaper runs
 ``-I -S`` and never loads this) writes ``gateway.calls``: calls and modules loaded. A start driven to its
-first answer and then stopped the same way on both sides counts the same shutdown on both."""
+first answer and then stopped the same way on both sides counts the same shutdown on both. ``serve --http``
+stopped by SIGTERM ends by raising that signal again once uvicorn has stopped (``signal.raise_signal``),
+which skips ``atexit``: the count is written just before that."""
 
 import os
 
@@ -11,6 +13,7 @@ _dir = os.environ.get("START_COUNTS_DIR")
 if _dir:
     import atexit
     import itertools
+    import signal
     import sys
     import threading
 
@@ -28,6 +31,13 @@ if _dir:
             with open(os.path.join(_dir, "gateway.calls"), "w") as f:
                 f.write(f"{next(_calls)} {len(sys.modules)}\n")
 
+    _raise_signal = signal.raise_signal
+
+    def _written_then_raised(sig: int) -> None:
+        _written()
+        _raise_signal(sig)
+
     atexit.register(_written)
+    signal.raise_signal = _written_then_raised
     threading.setprofile(_count)
     sys.setprofile(_count)
