@@ -2,10 +2,11 @@
 another (``--base``), starts alternated one by one (base, this, base, this, ...) so the machine's load falls
 on both alike. Rows: stdio (``cold_start.py``'s raw JSON-RPC handshake) and HTTP (``serve --http``, polled
 as ``hot_path.py``'s cold-start row does). Each start: wall seconds to the answer, the process tree's CPU
-seconds by then, and, once per tree, the modules the gateway had imported (``-X importtime`` lines).
+seconds by then, and, once per tree, the modules the gateway had imported (``-X importtime`` lines); with
+``--count``, one more start a tree counts the gateway's Python calls to its exit (``start_counts/``).
 Each tree has its own data dir and bytecode cache (written by a first, uncounted start), as an install has.
 
-    python benchmarks/harness/cold_start_ab.py --base /path/to/main [--runs 15] [--skip http]
+    python benchmarks/harness/cold_start_ab.py --base /path/to/main [--runs 15] [--skip http] [--count]
 """
 
 from __future__ import annotations
@@ -77,6 +78,21 @@ def modules_imported(start, env: dict[str, str], tree: Path, tmp: Path) -> int:
                and "self [us]" not in line)
 
 
+def calls_counted(start, env: dict[str, str], tree: Path, tmp: Path) -> str:
+    """Python calls and modules of one start to its exit after the first answer (``start_counts/``)."""
+    out = tmp / "counts"
+    out.mkdir(exist_ok=True)
+    (out / "gateway.calls").unlink(missing_ok=True)
+    start({**env, "PYTHONPATH": f"{tree}:{Path(__file__).parent / 'start_counts'}",
+           "START_COUNTS_DIR": str(out)}, tree)
+    for _ in range(100):  # written at the gateway's exit, which the start's stop awaited
+        if (out / "gateway.calls").exists():
+            calls, modules = (out / "gateway.calls").read_text().split()
+            return f"{int(calls):,} calls, {int(modules):,} modules at exit"
+        time.sleep(0.1)
+    return "not counted (the gateway did not exit cleanly)"
+
+
 def p90(values: list[float]) -> float:
     return statistics.quantiles(values, n=10)[-1] if len(values) > 1 else values[0]
 
@@ -86,6 +102,7 @@ def main() -> None:
     ap.add_argument("--base", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--skip", default="", help="rows to leave out: stdio,http")
+    ap.add_argument("--count", action="store_true", help="one more start a tree, counted")
     args = ap.parse_args()
     skip = set(args.skip.split(",")) - {""}
     trees = {"base": args.base.resolve(), "this": ROOT}
@@ -101,10 +118,13 @@ def main() -> None:
                 envs[label, row] = {**env, "SENTINEL_DATA_DIR": str(Path(tmp) / f"data-{label}-{row}")}
         results: dict[tuple[str, str], list[tuple[float, float]]] = {k: [] for k in envs}
         modules: dict[tuple[str, str], int] = {}
+        counted: dict[tuple[str, str], str] = {}
         for row, fn in rows:
             for label, tree in trees.items():  # the data dir, the bytecode cache, the owner's token
                 fn(envs[label, row], tree)
                 modules[label, row] = modules_imported(fn, envs[label, row], tree, Path(tmp))
+                if args.count:
+                    counted[label, row] = calls_counted(fn, envs[label, row], tree, Path(tmp))
         load0 = os.getloadavg()[0]
         for _ in range(args.runs):
             for row, fn in rows:
@@ -120,6 +140,8 @@ def main() -> None:
                 cpus = [c for _, c in results[label, row]]
                 print(f"| {row} | {label} | {statistics.median(walls):.2f} s | {p90(walls):.2f} s | "
                       f"{min(walls):.2f} s | {statistics.median(cpus):.2f} s | {modules[label, row]} |")
+        for (label, row), text in counted.items():
+            print(f"counted, {row} {label}: {text}")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from sentinel_mcp.core.tool_ref import ToolRef
 from sentinel_mcp.identity.resolver import Authenticator
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.tls.client_context import httpx_verify
-from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.setup_error import TLSSetupError
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare
 from sentinel_mcp.core.call_meta import behind_gateway, origin_of, principal_of, session_of
 from sentinel_mcp.core.display_text import Marked, compose, error_text, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify, without_identity
-from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.setup_error import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
 
 Settings = A2ASettings  # the built-in contract: its typed settings beside create_server

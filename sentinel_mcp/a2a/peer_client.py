@@ -15,7 +15,7 @@ from sentinel_mcp.a2a.protocol import PROTOCOL_VERSION, Message, Part
 from sentinel_mcp.core import wire_limits
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.tls.client_context import httpx_verify
-from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.setup_error import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.core.errors import A2AError
 

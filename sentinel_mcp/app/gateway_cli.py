@@ -489,8 +489,8 @@ def cmd_call(args: argparse.Namespace) -> int:
 def _call_tls(args: argparse.Namespace) -> Any:
     from sentinel_mcp.tls.authority import tls_dir
     from sentinel_mcp.tls.client_context import client_context
-    from sentinel_mcp.tls.server_context import TLSSetupError
     from sentinel_mcp.tls.settings import ClientTLS
+    from sentinel_mcp.tls.setup_error import TLSSetupError
 
     ca = args.ca
     if ca is None:

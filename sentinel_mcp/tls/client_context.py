@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sentinel_mcp.tls.file_modes import not_a_file, replaceable_by_others
-from sentinel_mcp.tls.server_context import TLSSetupError
+from sentinel_mcp.tls.setup_error import TLSSetupError
 from sentinel_mcp.tls.settings import ClientTLS
 from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core.errors import TLSError

@@ -14,15 +14,17 @@ import warnings
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sentinel_mcp.config import Config, ConfigError, loopback_host
-from sentinel_mcp.tls.acceptor import TLSAcceptor
-from sentinel_mcp.tls.authority import AuthorityError, LocalCA, machine_addresses, machine_names, tls_dir
-from sentinel_mcp.tls.crl_mark import MARK_FILE, CrlMark
 from sentinel_mcp.tls.refusals import REQUEST, RefusalLog
-from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts, TLSSetupError
 from sentinel_mcp.tls.settings import ServerTLS
+
+# The certificate code (``cryptography.x509``: ~0.1-0.2 s of CPU) is imported only when TLS is on: a
+# plaintext front (loopback, or "tls": "off") answers its first request without it.
+if TYPE_CHECKING:
+    from sentinel_mcp.tls.acceptor import TLSAcceptor
+    from sentinel_mcp.tls.server_context import FrontTLS, ServerContexts
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,8 @@ def local_ca_tls(config: Config, names: list[str] | None = None) -> ServerTLS:
     nothing here: both at once is refused, so no one is unsure which certificate is served."""
     if config.sentinel.http.tls is not None:
         raise ConfigError("--tls-local and sentinel.http.tls both say how to serve TLS: keep one")
+    from sentinel_mcp.tls.authority import AuthorityError, LocalCA, machine_addresses, machine_names, tls_dir
+
     ca = LocalCA(tls_dir(config.data_dir))
     try:
         ca.create()
@@ -78,6 +82,8 @@ def local_ca_tls(config: Config, names: list[str] | None = None) -> ServerTLS:
 def front_tls(setting: ServerTLS | str | None) -> FrontTLS | None:
     if not isinstance(setting, ServerTLS):
         return None
+    from sentinel_mcp.tls.server_context import FrontTLS
+
     return FrontTLS(
         cert=Path(setting.cert),
         key=Path(setting.key),
@@ -180,6 +186,12 @@ def front_security(config: Config, host: str) -> FrontSecurity:
     if tls is None:
         off = setting == "off" and not loopback_host(host)
         return FrontSecurity(None, off, notes=[PLAINTEXT_WARNING] if off else [])
+    from sentinel_mcp.tls.acceptor import TLSAcceptor
+    from sentinel_mcp.tls.authority import tls_dir
+    from sentinel_mcp.tls.crl_mark import MARK_FILE, CrlMark
+    from sentinel_mcp.tls.server_context import ServerContexts
+    from sentinel_mcp.tls.setup_error import TLSSetupError
+
     try:
         contexts = ServerContexts(tls, CrlMark(tls_dir(config.data_dir) / MARK_FILE))
     except TLSSetupError as e:

@@ -29,12 +29,12 @@ from sentinel_mcp.tls.pem_blocks import (
     CA_LABELS, CRL_LABELS, UnpairedBlock, blocks, foreign_labels, load_trust)
 from sentinel_mcp.tls.refusal_reply import AlertingContext
 from sentinel_mcp.tls.settings import ClientCertificates
+from sentinel_mcp.tls.setup_error import TLSSetupError
 from sentinel_mcp.tls.trusted_cas import TrustedCAs
 from sentinel_mcp.tls.unencrypted_key import EncryptedKey, load_chain
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.outside_file import TooLarge, read_judged_bytes
 from sentinel_mcp.core.display_text import compose, safe_text
-from sentinel_mcp.core.errors import TLSError
 
 log = logging.getLogger(__name__)
 RECHECK_SECONDS = 1.0  # how often the files' change times are looked at (at most once per connection)
@@ -47,10 +47,6 @@ MAX_TRUST_FILE_BYTES = 16 * 1024 * 1024
 # TLS 1.2 suites: forward-secret key exchange with an AEAD cipher only (TLS 1.3's are all such). Python's
 # default list also took the CBC suites with HMAC, whose MAC-then-encrypt records padding oracles live in
 TLS12_SUITES = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL"
-
-
-class TLSSetupError(TLSError, ValueError):
-    """A certificate, key, CA or CRL file that cannot be used; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)
