@@ -2,7 +2,8 @@
 connect and again when it announces a change, and the capabilities it declared (or a built-in's record).
 
 A listing is the upstream's word, so it is bounded: at most ``MAX_PAGES`` pages, ``MAX_ITEMS`` items and
-``MAX_LISTING_BYTES`` of items and cursors per kind, a cursor seen twice ends it, and the whole refresh has
+``MAX_LISTING_BYTES`` of items and cursors per kind, a cursor seen twice ends it, no number JSON has no
+spelling for (``NaN``, an infinity: a schema's bound, default or enum, ``_meta``), and the whole refresh has
 the upstream's call timeout. Past a bound the listing is refused (at connect the connection fails and is
 retried with back-off; after a change the previous catalog stays) and the reason is the upstream's
 ``last_error`` and its ``listing_problem`` (a problem /healthz reports: degraded, until a listing fits again).
@@ -27,6 +28,7 @@ from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
 from sentinel_mcp.core.display_text import compose
 from sentinel_mcp.core.errors import GatewayError
+from sentinel_mcp.core.settings import non_finite
 from sentinel_mcp.core.utf8_text import utf8_size
 from sentinel_mcp.gateway.annotation_trust import trusts_annotations, without_hints
 from sentinel_mcp.gateway.upstream_client import describe_error
@@ -200,6 +202,8 @@ async def _all_pages(
         # the cursors count too, and only their digests are kept: 100 pages of no items, each with a
         # cursor of 3 MB, held 300 MB in ``seen`` (1.6 GB over HTTP) within every other bound
         size += sum(utf8_size(item.model_dump_json(by_alias=True, exclude_none=True)) for item in got)
+        for item in got:
+            _finite(item, field_name)
         size += utf8_size(cursor or "")
         if size > MAX_LISTING_BYTES:
             raise ListingRefused(f"its {field_name} take more than {MAX_LISTING_BYTES:,} bytes")
@@ -210,3 +214,14 @@ async def _all_pages(
             raise ListingRefused(f"its {field_name} listing repeats the cursor {cursor[:40]!r}")
         seen.add(digest)
     raise ListingRefused(f"its {field_name} listing has more than {MAX_PAGES} pages")
+
+
+def _finite(item: Any, field_name: str) -> None:
+    """Raises ``ListingRefused`` for an item holding ``NaN`` or an infinity (the readers take ``NaN``,
+    ``Infinity`` and an overflowing ``1e999``): the gateway would check arguments against ``maximum: inf``
+    while every client is listed ``null`` there (the serializer's spelling), a schema that says otherwise."""
+    where = non_finite(item)
+    if where is not None:
+        name = getattr(item, "name", None) or getattr(item, "uri_template", None) or getattr(item, "uri", "")
+        raise ListingRefused(f"its {field_name} listing: {str(name)[:40]!r} holds a number JSON has no "
+                             f"spelling for (NaN or an infinity) at {where[:80]!r}")
