@@ -31,6 +31,7 @@ from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.core.settings import non_finite
 from sentinel_mcp.core.utf8_text import utf8_size
 from sentinel_mcp.gateway.annotation_trust import trusts_annotations, without_hints
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.upstream_client import describe_error
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class UpstreamListing:
     _relisted_at = -math.inf  # when the last refresh after a change started (monotonic)
     _listing_scope: anyio.CancelScope | None = None  # the refresh running now (ended early by garbage)
     _listing_garbage: str | None = None
+    notice_budget: NoticeBudget
 
     def _listing_lost(self, what: str) -> None:
         """The upstream wrote something that is not a JSON-RPC message (``_on_garbage``): a listing waiting
@@ -131,9 +133,11 @@ class UpstreamListing:
         self.resources, self.resource_templates, self.prompts = resources, templates, prompts
 
     def relist(self) -> None:
-        """A change notice: refresh now, or once more after the refresh that is running."""
+        """A change notice: refresh now, or once more after the refresh that is running (then it reaches no
+        client: counted against the upstream's notice budget)."""
         if self._relisting is not None and not self._relisting.done():
             self._relist_again = True
+            self.notice_budget.spend()
             return
         self._relisting = asyncio.get_running_loop().create_task(self._relist_while_asked())
 
