@@ -15,7 +15,8 @@ import sys
 from tests.gateway.raw_stdio_server import initialize
 
 SCHEMAS = {  # a tool's schemas' JSON text, as the upstream writes it
-    "nan_default": '"inputSchema": {"type": "object", "properties": {"n": {"type": "number", "default": NaN}}}',
+    "nan_default": '"inputSchema": {"type": "object", "properties": {"n": {"type": "number", '
+                   '"default": NaN}}}',
     "overflow_bound": '"inputSchema": {"type": "object", "properties": {"n": {"type": "number", '
                       '"maximum": 1e999}}}',
     "neg_inf_bound": '"inputSchema": {"type": "object", "properties": {"n": {"type": "number", '

@@ -1,9 +1,9 @@
 """A raw stdio upstream (handshake era) that, once its tool ``storm`` is called, writes notifications as fast
 as its pipe takes them until it is stopped: progress under the token of the call that has just ended (and
-under tokens no call ever had), log lines (each ``PAD`` characters long), updates of a resource nobody subscribed to, and (with
-``CHANGES=1``) tools/list_changed; its answers meanwhile are written between the storm's notices. ``calm``
-stops the storm. Each message it wrote is counted in the file ``COUNT`` (written when the storm stops). Tools ``ping``,
-``storm`` and ``calm`` are read-only.
+under tokens no call ever had), log lines, updates of a resource nobody subscribed to (each some ``PAD``
+characters long), and (with ``CHANGES=1``) tools/list_changed; its answers meanwhile are written between the
+storm's notices. ``calm`` stops the storm. How many it wrote is put in the file ``COUNT`` when it stops.
+Tools ``ping``, ``storm`` and ``calm`` are read-only.
 python -m tests.gateway.notice_storm_upstream
 """
 
@@ -39,7 +39,8 @@ def out(message: dict) -> None:
 
 def storm(token: object) -> None:
     kinds = [
-        {"method": "notifications/progress", "params": {"progressToken": token, "progress": 1, "message": PAD}},
+        {"method": "notifications/progress",
+         "params": {"progressToken": token, "progress": 1, "message": PAD}},
         {"method": "notifications/progress", "params": {"progressToken": 987654321, "progress": 1}},
         {"method": "notifications/message", "params": {"level": "error", "data": PAD}},
         {"method": "notifications/resources/updated", "params": {"uri": "storm://nobody/" + PAD}},

@@ -41,20 +41,21 @@ async def test_a_storm_of_notices_to_nobody_is_read_at_the_budgets_pace(
         data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: str) -> None:
     monkeypatch.setattr(notice_budget, "PER_SECOND", PER_SECOND)
     monkeypatch.setattr(notice_budget, "BURST", BURST)
-    storm = {"command": sys.executable, "args": ["-m", "tests.gateway.notice_storm_upstream"], "cwd": str(ROOT),
-             "env": {"COUNT": str(tmp_path / "count"), "CHANGES": changes, "PAD": "2000",
+    storm = {"command": sys.executable, "args": ["-m", "tests.gateway.notice_storm_upstream"],
+             "cwd": str(ROOT), "env": {"COUNT": str(tmp_path / "count"), "CHANGES": changes, "PAD": "2000",
                      "PYTHONPATH": str(ROOT)}}
     config = make_config(data_dir, {"st": storm, "tb": toolbox_stdio()},
                          principals=[{"name": "bob", "token": BOB}])
     auth = http_auth_for(config)
-    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765, auth=auth.authenticator)
+    app, holder = build_http_app(running_gateway(config), host="127.0.0.1", port=8765,
+                                 auth=auth.authenticator)
     async with app.router.lifespan_context(app):
         rt = holder.runtime
         assert rt is not None
         st = rt.manager.upstreams["st"]
         assert await st.wait_ready(30) and await rt.manager.upstreams["tb"].wait_ready(30)
-        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), headers={"Authorization": f"Bearer {BOB}"},
-                                  timeout=60)
+        http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), timeout=60,
+                                  headers={"Authorization": f"Bearer {BOB}"})
         async with Client(rt.front.server, mode="legacy") as owner, \
                 Client(streamable_http_client("http://127.0.0.1:8765/mcp", http_client=http)) as bob:
             started = time.monotonic()
