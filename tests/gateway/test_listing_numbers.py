@@ -74,3 +74,20 @@ async def test_a_non_finite_number_after_a_change_keeps_the_catalog_until_one_fi
             await wait_until(lambda: up.listing_problem is None)
             await wait_until(lambda: up._relisting is not None and up._relisting.done())
             assert up.last_error is None and rt.catalog_health.problems == []
+
+
+def test_the_words_are_no_number_and_what_does_not_encode_is_walked() -> None:
+    """Texts spelling the constants are listed (the fast look at the JSON only picks what to walk); a number
+    beside a lone surrogate (which no JSON encoder takes) or in a tuple is still found."""
+    from mcp.types import Tool
+
+    from sentinel_mcp.gateway.upstream_listing import ListingRefused, _finite
+
+    words = Tool(name="w", description='NaN, Infinity, -Infinity: "x": NaN]', input_schema={
+        "type": "object", "properties": {"NaN": {"type": "number", "default": 1e308, "title": "Infinity"}}})
+    _finite(words, "tools")
+    for bad in (Tool(name="s\ud800", input_schema={"type": "object", "\ud800": float("inf")}),
+                Tool(name="t", input_schema={"type": "object"}, _meta={"q": (1, float("-inf"))}),
+                Tool(name="n", input_schema={"type": "object", "enum": [[[float("nan")]]]})):
+        with pytest.raises(ListingRefused, match="no spelling for"):
+            _finite(bad, "tools")
