@@ -8,8 +8,9 @@ upstream, went at a third of their pace) and queued its own answers behind the f
 and then ``PER_SECOND``, the reading of its stdout pauses until the budget has room again
 (``lean_stdio._TappedStdout``): the pipe fills and the upstream waits at its own write, so the flood costs the
 gateway at most the budget's rate; it costs the upstream its own answers' time, and nothing is dropped for the
-pause. Said in the log at a cadence and counted (``pauses``: /healthz, /metrics); when the upstream behaves
-again the budget fills up and it is read as before.
+pause. Said in the log at a cadence and counted (``pauses``: /metrics, ``UpstreamHealth.notice_pauses``);
+when the upstream behaves again the budget fills up and it is read as before. An HTTP or SSE upstream, or an
+stdio one down the SDK's own reader (``SENTINEL_LEAN_UPSTREAM=off``), is counted against it, never paused.
 """
 
 from __future__ import annotations
