@@ -19,7 +19,6 @@ import hashlib
 import logging
 import math
 import time
-from math import isfinite
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 import anyio
@@ -261,7 +260,7 @@ def _all_finite(item: BaseModel) -> bool:
         for v in values:
             t = type(v)
             if t is float:
-                if not isfinite(v):
+                if not math.isfinite(v):
                     return False
             elif t is dict or t is list or t is tuple or isinstance(v, BaseModel):
                 stack.append(v)
