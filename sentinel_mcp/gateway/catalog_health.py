@@ -36,6 +36,7 @@ class UpstreamHealth:
     pushes_not_permitted: int = 0
     updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
     pushes_unrouted: int = 0  # its log lines, requests and progress attributed to no call, since the start
+    notice_pauses: int = 0  # its reading paused past its budget of notices to no client (notice_budget.py)
     # "per_principal": principals refused a session of their own past max_principals, since the start
     principals_refused: int = 0
 
@@ -65,6 +66,7 @@ class CatalogHealth:
                 pushes_not_permitted=up.pushes_not_permitted,
                 updates_unsubscribed=up.updates_unsubscribed,
                 pushes_unrouted=up.pushes_unrouted,
+                notice_pauses=up.notice_pauses,
             )
             for name, up in self._manager.upstreams.items()
         ])]
@@ -85,6 +87,7 @@ class CatalogHealth:
             pushes_not_permitted=health.pushes_not_permitted + c["pushes_not_permitted"],
             updates_unsubscribed=health.updates_unsubscribed + c["updates_unsubscribed"],
             pushes_unrouted=health.pushes_unrouted + c["pushes_unrouted"],
+            notice_pauses=health.notice_pauses + c["notice_pauses"],
             principals_refused=up.principals.refused,
         )
 

@@ -38,6 +38,7 @@ from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotific
 
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.core.json_text import compact_encoder
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway import stdout_feed
 from sentinel_mcp.gateway.lean_upstream import (
@@ -181,6 +182,11 @@ class _TappedStdout(ByteReceiveStream):
         return self.tap.answer(data)
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
+        budget = self.tap.budget
+        if budget is not None and budget.pause_until:  # it sent too many notices to nobody (notice_budget.py)
+            wait = budget.wait()
+            if wait > 0:
+                await anyio.sleep(wait)
         while True:
             if self.overlong is not None:
                 raise anyio.BrokenResourceError(self.overlong)
@@ -286,6 +292,7 @@ class StdioTap:
         self.waiting: dict[int, _Waiting] = {}
         self.stdin: _SharedStdin | None = None
         self.gone: str | None = None  # the process's stdout ended: why
+        self.budget: NoticeBudget | None = None  # its upstream's notices to nobody (pauses the reading)
 
     async def sift(self, lines: bytes) -> bytes:
         """Complete lines from stdout: the answers, progress and log lines of waiting lean calls are taken

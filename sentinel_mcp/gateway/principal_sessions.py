@@ -44,7 +44,8 @@ T = TypeVar("T")
 STOP_WAIT_SECONDS = 10.0  # at shutdown, how long the sessions' supervisors get to end their processes
 # what health and /metrics count per upstream, summed over its principals' sessions (and those closed: a
 # counter never goes back)
-COUNTERS = ("reconnects", "pushes_refused", "pushes_not_permitted", "updates_unsubscribed", "pushes_unrouted")
+COUNTERS = ("reconnects", "pushes_refused", "pushes_not_permitted", "updates_unsubscribed", "pushes_unrouted",
+            "notice_pauses")
 GAUGES = ("calls_in_flight", "waiting_for_slot", "waiting_for_turn")
 
 

@@ -64,6 +64,7 @@ from sentinel_mcp.gateway.upstream_client import (
 )
 from sentinel_mcp.gateway.upstream_calls import CONNECTION_CLOSED, UpstreamCallError, UpstreamCalls, _InFlight
 from sentinel_mcp.gateway.upstream_listing import UpstreamListing
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.gateway.upstream_relays import PushRelays, ResourceWatch
 from sentinel_mcp.core.errors import GatewayError
@@ -149,6 +150,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._waiting_pushes = PushShares()  # pushed requests waiting for answers, by principal
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notices = NoticeQueue(name)
+        self.notice_budget = NoticeBudget(name)  # notices that reach no client, a second (notice_budget.py)
         limit = getattr(target, "max_in_flight", None)
         self._slots = FairSlots(limit) if limit else None  # calls sent to it at once, shared fairly
         self.waiting_for_slot = 0
@@ -345,6 +347,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                             direct_path(client, self.target.server, tools, self._on_log)
                         )
                     if taps:  # a stdio upstream's process, its pipes shared with the lean calls
+                        taps[-1].tap.budget = self.notice_budget
                         self.lean = StdioCaller(taps[-1].tap, client)
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))

@@ -31,6 +31,7 @@ from mcp.types import (
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.midcall_answers import asked
@@ -84,11 +85,17 @@ class PushRelays:
     shared = False
     roots_given_to: str | None = None  # whose roots this connection was given last (``roots_changed``)
     _tg: anyio.abc.TaskGroup | None
+    notice_budget: NoticeBudget
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
     # requests of a kind the connection was not told Sentinel answers, or of no known method, since the start
     pushes_undeclared = 0
+
+    @property
+    def notice_pauses(self) -> int:
+        """Times its reading paused past its budget of notices reaching no client (notice_budget.py)."""
+        return self.notice_budget.pauses
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -332,6 +339,7 @@ class PushRelays:
         """A push shown to no one: counted, and said in Sentinel's own log at a cadence (a flood of them is
         not a flood of lines)."""
         self.pushes_unrouted += 1
+        self.notice_budget.spend()
         if worth_saying(self.pushes_unrouted - 1, self.pushes_unrouted):
             log.info("upstream %s: %s reached no client (%s; %d so far)", self.name, what, detail,
                      self.pushes_unrouted)
@@ -388,8 +396,14 @@ class ResourceWatch:
     subscribed: set[str]
     _watchers: dict[str, anyio.CancelScope]
     _tg: anyio.abc.TaskGroup | None
+    notice_budget: NoticeBudget
     notices: NoticeQueue
     updates_unsubscribed = 0  # "updated" for URIs nobody subscribed to here, dropped at once, since the start
+
+    @property
+    def notice_pauses(self) -> int:
+        """Times its reading paused past its budget of notices reaching no client (notice_budget.py)."""
+        return self.notice_budget.pauses
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
@@ -439,6 +453,7 @@ class ResourceWatch:
         notice queue or a line of the log each (a flood of made-up URIs costs a set look-up apiece)."""
         if uri not in self.subscribed:
             self.updates_unsubscribed += 1
+            self.notice_budget.spend()
             if worth_saying(self.updates_unsubscribed - 1, self.updates_unsubscribed):
                 log.info("upstream %s: resources/updated for %.200r dropped (not subscribed here; %d so far)",
                          self.name, uri, self.updates_unsubscribed)
