@@ -50,6 +50,7 @@ async def test_an_endless_listing_at_connect_is_refused_and_reported(data_dir, t
         assert ev.state != "ready" and ev.tools == {}
         assert any(why in p and "it is not served" in p for p in rt.catalog_health.problems)
         assert listed(log) <= 7 * (ev.reconnects + 1)  # each attempt stops at the bound
+        assert await rt.manager.upstreams["tb"].wait_ready(60)  # start-up waited 3 s only: for ev's sake
         async with Client(rt.front.server) as c:
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
             r = await c.call_tool("ev__ping", {})
