@@ -86,6 +86,7 @@ async def test_change_notices_after_every_listing_are_paced(data_dir, tmp_path, 
             await refresh()
 
         ev._refresh_and_announce = noted  # type: ignore[method-assign]
+        assert await rt.manager.upstreams["tb"].wait_ready(60)  # a short start-up wait: tb may be later
         async with Client(rt.front.server) as c:
             before = listed(log)
             assert not (await c.call_tool("ev__arm", {})).is_error
@@ -115,6 +116,7 @@ async def test_an_endless_listing_after_a_change_keeps_the_catalog(data_dir, tmp
     async with running_gateway(make_config(data_dir, servers(log, ARMED="endless")), startup_wait=5.0) as rt:
         ev = rt.manager.upstreams["ev"]
         await wait_until(lambda: ev.state == "ready")
+        assert await rt.manager.upstreams["tb"].wait_ready(60)  # a short start-up wait: tb may be later
         async with Client(rt.front.server) as c:
             assert not (await c.call_tool("ev__arm", {})).is_error
             await wait_until(lambda: ev.last_error is not None and "more than 7 pages" in ev.last_error)
@@ -171,6 +173,7 @@ async def test_change_notices_do_not_pile_up_refreshes(data_dir, tmp_path):
         ev = rt.manager.upstreams["ev"]
         await wait_until(lambda: ev.state == "ready")
         before = listed(log)
+        assert await rt.manager.upstreams["tb"].wait_ready(60)  # a short start-up wait: tb may be later
         async with Client(rt.front.server) as c:
             assert not (await c.call_tool("ev__arm", {})).is_error
             assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
