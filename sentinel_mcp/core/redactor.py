@@ -5,7 +5,8 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
 * arguments whose name says secret (password, pin, token, api key, secret, cvv, one-time code, ...), arguments
   a tool declares sensitive (``_meta["sentinel/sensitive"]``: a list of argument names, e.g. the device's
   ``type_text.text``, which may be typed into a password field) and schema properties marked
-  ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
+  ``writeOnly`` or ``format: password`` (``secret_names.py``) are replaced by a mark that keeps only their
+  length;
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
   (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
   digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
@@ -22,7 +23,6 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import unicodedata
@@ -30,53 +30,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
-from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
 from sentinel_mcp.core.code_glued import glued_code_spans
-from sentinel_mcp.core.code_words import PASSWORD_WORDS, code_words_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
 from sentinel_mcp.core.encoded_text import base64_scrubbed, json_inside, json_objects, percent_scrubbed
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
+from sentinel_mcp.core.secret_names import PASSWORD_IN, secret_name
 from sentinel_mcp.core.split_numbers import numbered_groups, shared_keys, spelled_number
-
-SENSITIVE_META = "sentinel/sensitive"
-_NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
-# words that make an argument secret wherever they appear in its name (password, new_password, apiKey, ...)
-_SECRET_WORDS = {
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "secret",
-    "token",
-    "apikey",
-    "credential",
-    "credentials",
-    "authorization",
-    "cvv",
-    "cvc",
-    "cvv2",
-    "otp",
-    "pin",
-    "passcode",
-    "totp",
-    "mfa",
-}
-# two-word names (api_key, card_number, verification_code, one_time_code, security_code, private_key)
-_SECRET_PAIRS = {
-    ("api", "key"),
-    ("card", "number"),
-    ("verification", "code"),
-    ("security", "code"),
-    ("one", "time"),
-    ("auth", "code"),
-    ("private", "key"),
-    ("access", "key"),
-    ("session", "key"),
-    ("sms", "code"),
-    ("login", "code"),
-    ("card", "pan"),
-}
 
 # the patterns run on ``_folded`` text (ASCII digits, one character per character); the code may stand on the
 # line after its word ("Your code:\n123456", as most SMS codes do), never further
@@ -107,74 +68,6 @@ _GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token"
 def mask(value: Any) -> str:
     n = len(value) if isinstance(value, str) else len(str(value))
     return f"[redacted {n} chars]"
-
-
-def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)  # camelCase -> camel Case
-    return _NAME_WORDS.findall(spaced.lower())
-
-
-def secret_name(name: str) -> bool:
-    """Whether an argument's name says it holds a secret."""
-    # every audit row asks this of every argument name (two rows a call): short names are remembered, long
-    # ones (a caller's choice) are not, so the cache stays small whatever callers send
-    return _secret_name_known(name) if len(name) <= _CACHED_NAME_CHARS else _secret_name(name)
-
-
-_CACHED_NAME_CHARS = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def _secret_name_known(name: str) -> bool:
-    return _secret_name(name)
-
-
-def _secret_name(name: str) -> bool:
-    if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
-        return True
-    if _PASSWORD_IN.search(_glued_letters(name)):  # "Passwort", "mot_de_passe", "contraseña", "пароль"
-        return True
-    words = _words(name)
-    if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
-        return True
-    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
-
-
-# a password's word of any language (``code_words.PASSWORD_WORDS``) in a name read as its letters alone
-_PASSWORD_IN = re.compile("|".join(re.escape(fold_letters(w).replace(" ", "")) for w in PASSWORD_WORDS))
-
-
-def _glued_letters(name: str) -> str:
-    """``name``'s letters folded (``code_words.fold_letters``: "ＰＡＳＳＷＯＲＤ", "Contraseña") with what
-    parts its words taken out ("mot_de_passe", "pass\u200bword", "pass-word")."""
-    return "".join(c for c in fold_letters(name) if c.isalpha())
-
-
-def sensitive_fields_of(tool: Any) -> set[str]:
-    """Argument names a tool declares sensitive: its ``_meta["sentinel/sensitive"]`` list, and input schema
-    properties marked ``writeOnly`` or ``format: password``."""
-    out: set[str] = set()
-    meta = getattr(tool, "meta", None) or {}
-    declared = meta.get(SENSITIVE_META) if isinstance(meta, dict) else None
-    if isinstance(declared, list):
-        out.update(str(d) for d in declared)
-    props = (getattr(tool, "input_schema", None) or {}).get("properties") or {}
-    if isinstance(props, dict):
-        for name, spec in props.items():
-            if isinstance(spec, dict) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
-                out.add(name)
-    return out
-
-
-def secret_arguments_of(tool: Any) -> set[str]:
-    """The arguments a tool itself says are secrets, whose values a person approving its call never reads:
-    those it declares sensitive (``sensitive_fields_of``) and the properties its schema lists under a
-    secret's name (``password``, ``api_key``). A client chooses neither."""
-    if tool is None:
-        return set()
-    declared = (getattr(tool, "input_schema", None) or {}).get("properties")
-    names = set(declared) if isinstance(declared, dict) else set()
-    return sensitive_fields_of(tool) | {n for n in names if isinstance(n, str) and secret_name(n)}
 
 
 def _mask_ibans(text: str, folded: str) -> tuple[str, str]:
@@ -227,7 +120,7 @@ def _pair_words_in(low: str) -> bool:
     of any language (``PASSWORD_WORDS``, read on the text's letters: "contraseña", "Пароль")."""
     if any(w in low for w in _PAIR_WORDS):
         return True
-    return _PASSWORD_IN.search(low if low.isascii() else fold_letters(low)) is not None
+    return PASSWORD_IN.search(low if low.isascii() else fold_letters(low)) is not None
 
 
 def _cf_joined(text: str, folded: str) -> str:
