@@ -23,17 +23,26 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
 from sentinel_mcp.core.card_numbers import card_spans
 from sentinel_mcp.core.code_glued import glued_code_spans
-from sentinel_mcp.core.code_words import code_words_near, fold_letters, holds_a_code_word
-from sentinel_mcp.core.encoded_text import base64_scrubbed, json_inside, json_objects, percent_scrubbed
+from sentinel_mcp.core.code_dates import a_year, date_spans, in_a_date, set_apart
+from sentinel_mcp.core.code_words import code_word_spans_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.encoded_text import (
+    base64_scrubbed,
+    hex_scrubbed,
+    json_inside,
+    percent_scrubbed,
+)
+from sentinel_mcp.core.embedded_json import json_objects
+from sentinel_mcp.core.escaped_text import may_be_escaped, unescaped
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
 from sentinel_mcp.core.secret_names import PASSWORD_IN, secret_name
@@ -58,8 +67,10 @@ _PAIR = re.compile(
     r"""(?<![\w.])(["']?)([^\W\d_][\w.-]{0,63})\1(\s*[:=]\s*)"""
     r"""(?!\[(?:code|card|iban|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
-# a URL's user:password@
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")
+# a URL's user:password@, or a user name alone (``https://<token>@host``: a token is often sent so)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://(?:[^/\s:@?#]{1,128}:)?)([^/\s@?#]{1,256})(@)")
+# HTTP's Basic credentials: base64 of "user:password" (the word "basic" before other words stays)
+_BASIC = re.compile(r"(?i)\b(basic)\s+([A-Za-z0-9+/_-]{4,}={0,2})(?![\w+/=-])")
 # secret words a glued name ends with (PGPASSWORD, MYSECRET, GHTOKEN): ``secret_name`` reads words apart
 _GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "credential",
                "credentials")
@@ -111,7 +122,7 @@ _CODE_WORDS = (
 )
 # a text is read for secret pairs only when one of these is in it (lower case, folded)
 _PAIR_WORDS = (
-    "pass", "pwd", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
+    "pass", "pw", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
 )
 
 
@@ -173,14 +184,14 @@ _FOLD = _Fold()
 
 def _masked(
     text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None,
-    unless: re.Pattern[str] | None = None,
+    unless: Callable[[re.Match[str]], object] | None = None,
 ) -> tuple[str, str]:
     """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
     ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
     inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
     spans, pos = [], 0
     while (m := pattern.search(folded, pos)) is not None:
-        if unless is not None and unless.fullmatch(m.group(group)):  # (what only looks like one: a date)
+        if unless is not None and unless(m):  # (what only looks like one: a date)
             pos = m.end()
         elif key is None or _secret_key(m.group(key)):
             spans.append(m.span(group))
@@ -211,21 +222,22 @@ def _spliced(
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
 _RUN = re.compile(rf"(?<![0-9A-Za-z])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9A-Za-z])")
 _WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
-# a calendar date (ISO's year-month-day) is no code beside "booking code 4WQ150 on 2024-05-22": a code is
-# never printed as a real date's 4-2-2 groups (a bare year may be a code: "code 1987" stays masked)
-_DATE = re.compile(r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])")
-
 
 def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
     """Each digit run within ``_WORD_REACH`` of a code word of any language (``code_words.py``) as
-    ``[code]``."""
+    ``[code]``, but for a date or a year set apart from the word (``code_dates.py``)."""
     letters = fold_letters(folded)
     if not holds_a_code_word(letters):
         return text, folded
     # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
-    spans = [m.span() for m in _RUN.finditer(folded)
-             if m.group().count(".") < 2 and not _DATE.fullmatch(m.group())
-             and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+    dates, spans = date_spans(folded), []
+    for m in _RUN.finditer(folded):
+        if m.group().count(".") >= 2 or (dates and in_a_date(m.span(), dates)):
+            continue
+        near = code_word_spans_near(letters, m.start(), m.end(), _WORD_REACH)
+        if near and not (a_year(m.group()) and all(
+                set_apart(letters[b:m.start()] if b <= m.start() else letters[m.end():a]) for a, b in near)):
+            spans.append(m.span())
     glued = glued_code_spans(folded, letters)
     if glued:  # (a run after a word of another script is found both ways: once)
         merged = sorted(spans + glued)
@@ -247,8 +259,21 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked, whatever
     script their digits and words are written in (``_folded``). Each pattern runs only when the words or
     digits it needs are there (cheap substring tests keep long texts fast)."""
-    if secrets:
-        text = _known_replaced(text, _longest_first(secrets))
+    known = _longest_first(secrets) if secrets else []
+    if known:
+        text = _known_replaced(text, known)
+    if may_be_escaped(text):  # (an escape hid a secret: the record keeps the text unescaped, masked)
+        plain = unescaped(text)
+        if plain != text:
+            plain = _known_replaced(plain, known)
+            scrubbed = _patterns_scrubbed(plain)
+            if scrubbed != plain:
+                return scrubbed
+    return _patterns_scrubbed(text)
+
+
+def _patterns_scrubbed(text: str) -> str:
+    """``scrub_text``'s reading of a text as it is written (its escapes, if any, left as they are)."""
     if "%" in text or len(text) >= 16:  # (shorter, no encoded piece can hide a secret: no call)
         text = _decodings_scrubbed(text)
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
@@ -264,12 +289,17 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked_card_codes(text, folded)
     low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
-        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=_DATE)
+        dates = date_spans(folded)
+        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=lambda m: (
+            in_a_date(m.span(3), dates) or (a_year(m.group(3)) and set_apart(m.group(2)))))
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
     if digits >= 4:  # the code words of every language the device knows (``code_words.py``)
         text, folded = _masked_near_words(text, folded)
     if "bearer" in low:
         text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
+    if "basic" in low:
+        text, folded = _masked(text, folded, _BASIC, 2, "[redacted]",
+                               unless=lambda m: _no_user_password(m.group(2)))
     if "eyj" in low:
         text, folded = _masked(text, folded, _JWT, 0, "[redacted token]")
     if (":" in folded or "=" in folded) and _pair_words_in(low):
@@ -277,6 +307,15 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     if "://" in folded and "@" in folded:
         text, folded = _masked(text, folded, _USERINFO, 2, "[redacted]")
     return text
+
+
+def _no_user_password(token: str) -> bool:
+    """Whether a word after "basic" is no base64 of "user:password" (a plain word: "basic information")."""
+    body = token.rstrip("=").replace("-", "+").replace("_", "/")
+    try:
+        return b":" not in base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except ValueError:
+        return True
 
 
 def _decodings_scrubbed(text: str) -> str:
@@ -295,7 +334,7 @@ def _decodings_scrubbed(text: str) -> str:
                 spans.append((a, b))
                 marks.append(json.dumps(redacted, ensure_ascii=False))
         text = _spliced(text, text, spans, marks)[0]
-    return base64_scrubbed(percent_scrubbed(text, scrub_text), scrub_text)
+    return hex_scrubbed(base64_scrubbed(percent_scrubbed(text, scrub_text), scrub_text), scrub_text)
 
 
 def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str = "") -> Any:
@@ -306,7 +345,7 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        names = {k: _key_scrubbed(k) for k in value}
+        names = _key_names(value)
         out = {names[k]: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
         marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
         if marks is not None:
@@ -334,6 +373,24 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
     if _card_sized(value) and card_spans(str(value)):
         return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _key_names(value: dict[Any, Any]) -> dict[Any, Any]:
+    """Each key of an object as a record keeps it (``_key_scrubbed``), no two alike: a key masked as another
+    is written is numbered ("[card ****1111] (2)"), so no value is lost by two keys masking to one."""
+    names = {k: _key_scrubbed(k) for k in value}
+    if len(set(names.values())) == len(names):
+        return names
+    taken = {k for k, n in names.items() if n == k}
+    for k, n in names.items():
+        if n != k:
+            put, i = n, 1
+            while put in taken:
+                i += 1
+                put = f"{n} ({i})"
+            taken.add(put)
+            names[k] = put
+    return names
 
 
 def _key_scrubbed(key: Any) -> Any:

@@ -37,6 +37,7 @@ _SECRET_WORDS = {
     "passcode",
     "totp",
     "mfa",
+    "pw",
 }
 # two-word names (api_key, card_number, verification_code, one_time_code, security_code, private_key)
 _SECRET_PAIRS = {
