@@ -20,12 +20,11 @@ _ESCAPE = re.compile(
     r"|\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})"
     r"|(?:=(?:3[Dd]|20|09|[89A-Fa-f][0-9A-Fa-f]))+|=\r?\n"
 )
-_MARKS = ("&", "\\", "=")
 
 
 def may_be_escaped(text: str) -> bool:
     """Whether ``text`` holds a character an escape starts with (a cheap test before the pattern runs)."""
-    return any(m in text for m in _MARKS)
+    return "&" in text or "\\" in text or "=" in text
 
 
 def unescaped(text: str) -> str:

@@ -13,8 +13,10 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
   JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``, ``contraseña:``)
   and a URL's ``user:password@``, in any script; a card number or IBAN that a whole array or object spells
   over its parts, or an object's numbered keys or an array's objects (``split_numbers.py``), or an integer
-  is; what a percent-encoded or base64 piece, or a JSON document inside a string, hides (``encoded_text.py``);
-  an object's keys are read as its values are;
+  is; what a percent-encoded, base64 (over MIME's lines too) or hex piece, or a JSON document inside a string
+  (``embedded_json.py``), hides (``encoded_text.py``), and what a text reads as with its escapes undone
+  (``escaped_text.py``: ``&#52;``, ``\\u0034``, ``=3D``); an object's keys are read as its values are (two
+  masked alike kept apart);
 * and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
   (a proof tree or a question repeats the arguments it was proved with).
 

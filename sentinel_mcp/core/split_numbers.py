@@ -78,7 +78,7 @@ def _stems(key: str) -> tuple[str, ...]:
     "cardPart3" share theirs), and, for a key of two words or more, without its last word, which may
     number it by a letter or a word ("card_a", "card b", "cardA", "card_first" share "card")."""
     words = _KEY_WORDS.findall(_CAMEL.sub(r"\1 ", key).lower())
-    digitless = "".join(c for c in key.lower() if c.isalpha())
+    digitless = "".join(w for w in words if not w.isdecimal())
     head = "".join(words[:-1]) if len(words) > 1 else ""
     return ("#" + digitless,) + (("@" + head,) if head and head != digitless else ())
 
@@ -110,11 +110,10 @@ def shared_keys(items: list[Any]) -> list[Any]:
 
 def _short_number(v: Any) -> bool:
     """A card's part: up to 8 digits (spaced or not), as a string or a non-negative integer."""
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, int):
+    kind = type(v)  # (a bool is no part: its type is not int)
+    if kind is int:
         return 0 <= v < 10**8
-    return isinstance(v, str) and len(v) <= 12 and _SHORT_NUMBER.fullmatch(v) is not None
+    return kind is str and len(v) <= 12 and _SHORT_NUMBER.fullmatch(v) is not None
 
 
 _DIGIT = re.compile(r"\d")
