@@ -21,8 +21,8 @@ from urllib.parse import unquote
 # a piece holding a %XX (up to the next space), and a run of base64's letters long enough to hide a secret
 _PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*)+")
 # (MIME and PEM wrap base64 in lines of 76 or 64: a piece goes on over line breaks, read joined)
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:\r?\n[A-Za-z0-9+/_-]{2,})*={0,2}")
-_LINE_BREAK = re.compile(r"\r?\n")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:\r?\n[ \t]*[A-Za-z0-9+/_-]{2,})*={0,2}")
+_LINE_BREAK = re.compile(r"(\r?\n[ \t]*)")  # (a line's indent too: PEM in YAML)
 # bytes written as hex, together or a space or colon apart ("34313131...", "0x3431...", "34 31 31 31")
 _HEX = re.compile(r"(?:(?<=0[xX])|(?<![0-9A-Za-z]))[0-9A-Fa-f]{2}(?:[ :]?[0-9A-Fa-f]{2}){7,}(?![0-9A-Za-z])")
 _TEXT = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*")  # what a decoding holds to be read as text
@@ -60,8 +60,8 @@ def _base64_piece(piece: str, scrub: Callable[[str], str]) -> str:
     if _hides_a_secret(_base64_text(_LINE_BREAK.sub("", piece)), scrub):
         return f"[redacted base64 {len(piece)} chars]"
     if "\n" in piece:  # (lines that are no one piece joined: each line read as its own)
-        return "\n".join(_base64_piece(line, scrub) if len(line) >= 16 else line
-                         for line in piece.split("\n"))
+        return "".join(_base64_piece(part, scrub) if len(part) >= 16 and part[0] not in "\r\n" else part
+                       for part in _LINE_BREAK.split(piece))
     return piece
 
 

@@ -267,7 +267,6 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     if may_be_escaped(text):  # (an escape hid a secret: the record keeps the text unescaped, masked)
         plain = unescaped(text)
         if plain != text:
-            plain = _known_replaced(plain, known)
             scrubbed = _patterns_scrubbed(plain)
             if scrubbed != plain:
                 return scrubbed
@@ -456,7 +455,16 @@ def _longest_first(secrets: Iterable[str]) -> list[str]:
 
 
 def _known_replaced(text: str, ordered: list[str]) -> str:
-    """``text`` with each of ``ordered`` (``_longest_first``) masked."""
+    """``text`` with each of ``ordered`` (``_longest_first``) masked, or its unescaped form with them masked
+    when only that holds one ("hunter&#50;")."""
+    text = _each_replaced(text, ordered)
+    if ordered and may_be_escaped(text) and (plain := unescaped(text)) != text:
+        known = _each_replaced(plain, ordered)
+        return known if known != plain else text
+    return text
+
+
+def _each_replaced(text: str, ordered: list[str]) -> str:
     for s in ordered:
         if s in text:
             text = text.replace(s, mask(s))

@@ -14,6 +14,7 @@ from typing import Any
 
 from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.code_words import PASSWORD_WORDS, fold_letters
+from sentinel_mcp.core.escaped_text import may_be_escaped, unescaped
 
 SENSITIVE_META = "sentinel/sensitive"
 _NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
@@ -77,6 +78,11 @@ def _secret_name_known(name: str) -> bool:
 
 
 def _secret_name(name: str) -> bool:
+    # (a name is read as written and with its escapes undone: "pass\\u0077ord", "pass&#119;ord")
+    return _says_secret(name) or (may_be_escaped(name) and _says_secret(unescaped(name)))
+
+
+def _says_secret(name: str) -> bool:
     if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
         return True
     if PASSWORD_IN.search(_glued_letters(name)):  # "Passwort", "mot_de_passe", "contraseña", "пароль"

@@ -224,3 +224,14 @@ def test_the_normalisation_is_linear_in_its_input(text: str) -> None:
 
     small, large = calls(text), calls(text * 10)
     assert large <= 15 * small + 100, (small, large)
+
+
+@pytest.mark.parametrize("value", [
+    {"pass\\u0077ord": PASSWORD}, {"pass&#119;ord": PASSWORD}, {"login": {"&#112;assword": PASSWORD}},
+    {"password": PASSWORD, "note": "hunter&#50;-Zq9xW"}, {"pwd": PASSWORD, "note": "hunter\\u0032-Zq9xW"},
+    {"key": "  " + mime(("x" * 50 + f" password={PASSWORD} " + "y" * 60).encode(), 64).replace("\n", "\n  ")},
+])
+def test_escaped_names_known_secrets_escaped_and_indented_base64_are_masked(value: dict) -> None:
+    out = stored(value)
+    assert PASSWORD not in out and "hunter2" not in out and "hunter&#50;" not in out, out
+    assert "hunter\\\\u0032" not in out and "cGFzc3dv" not in out, out
