@@ -65,23 +65,20 @@ def _shallow_spans(text: str, at: int, quoted: bool) -> list[tuple[int, int]]:
     stray quote before an object must not hide it, nor a bracket in one of its strings: both are read)."""
     spans: list[tuple[int, int]] = []
     stack: list[list[int]] = []  # [start, closing bracket, height of the highest span inside]
-    i, n = at, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"' and quoted:
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1 if j < n else i + 1
-            continue
+    for m in (_QUOTED_TOKENS if quoted else _BRACKETS).finditer(text, at):
+        ch = m.group()[0]
         if ch in "{[":
-            stack.append([i, ord("}" if ch == "{" else "]"), -1])
+            stack.append([m.start(), ord("}" if ch == "{" else "]"), -1])
         elif ch in "}]" and stack and stack[-1][1] == ord(ch):
             start, _, inner = stack.pop()
             height = inner + 1
             if stack:
                 stack[-1][2] = max(stack[-1][2], height)
             if height <= _HEIGHT:
-                spans.append((start, i + 1))
-        i += 1
+                spans.append((start, m.end()))
     return spans
+
+
+_BRACKETS = re.compile(r"[{}\[\]]")
+# (a JSON string is one token, its brackets inside it; a quote that closes on no line is no string)
+_QUOTED_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]')
