@@ -57,7 +57,7 @@ def base64_scrubbed(text: str, scrub: Callable[[str], str]) -> str:
 
 
 def _base64_piece(piece: str, scrub: Callable[[str], str]) -> str:
-    if _hides_a_secret(_base64_text(_LINE_BREAK.sub("", piece)), scrub):
+    if _hides_a_secret(base64_text(_LINE_BREAK.sub("", piece)), scrub):
         return f"[redacted base64 {len(piece)} chars]"
     if "\n" in piece:  # (lines that are no one piece joined: each line read as its own)
         return "".join(_base64_piece(part, scrub) if len(part) >= 16 and part[0] not in "\r\n" else part
@@ -65,11 +65,22 @@ def _base64_piece(piece: str, scrub: Callable[[str], str]) -> str:
     return piece
 
 
-def _base64_text(piece: str) -> str | None:
+def base64_text(piece: str) -> str | None:
+    """What a base64 piece decodes to as UTF-8 text, or None (no base64, or bytes that are no UTF-8 text: a
+    digest, an id)."""
+    raw = base64_bytes(piece)
+    try:
+        return None if raw is None else raw.decode("utf-8")
+    except ValueError:
+        return None
+
+
+def base64_bytes(piece: str) -> bytes | None:
+    """What a base64 piece (standard or URL alphabet, padded or not) decodes to, or None."""
     body = piece.rstrip("=").rstrip("\r").replace("-", "+").replace("_", "/")
     try:
-        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):  # (not base64, or bytes that are no UTF-8 text: a digest, an id)
+        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except (binascii.Error, ValueError):
         return None
 
 

@@ -25,7 +25,6 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import unicodedata
@@ -38,6 +37,7 @@ from sentinel_mcp.core.code_glued import glued_code_spans
 from sentinel_mcp.core.code_dates import a_year, date_spans, in_a_date, set_apart
 from sentinel_mcp.core.code_words import code_word_spans_near, fold_letters, holds_a_code_word
 from sentinel_mcp.core.encoded_text import (
+    base64_bytes,
     base64_scrubbed,
     hex_scrubbed,
     json_inside,
@@ -312,11 +312,7 @@ def _patterns_scrubbed(text: str) -> str:
 
 def _no_user_password(token: str) -> bool:
     """Whether a word after "basic" is no base64 of "user:password" (a plain word: "basic information")."""
-    body = token.rstrip("=").replace("-", "+").replace("_", "/")
-    try:
-        return b":" not in base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-    except ValueError:
-        return True
+    return b":" not in (base64_bytes(token) or b"")  # (a password in Latin-1 is no UTF-8: bytes are read)
 
 
 def _decodings_scrubbed(text: str) -> str:
