@@ -41,7 +41,7 @@ from sentinel_mcp.core.call_meta import (
 from sentinel_mcp.core.caller_checks import LapseRecorder, check_of
 from sentinel_mcp.core.decision import Origin
 from sentinel_mcp.core.display_text import compose, safe_text
-from sentinel_mcp.core.redactor import SENSITIVE_META
+from sentinel_mcp.core.secret_names import SENSITIVE_META
 from sentinel_mcp.core.tool_ref import ToolRef, exposed_name
 from sentinel_mcp.core.untrusted_text import UNTRUSTED_META, marker
 from sentinel_mcp.swarm.backends.base import ModelError

@@ -24,7 +24,8 @@ from typing import Any
 
 from sentinel_mcp.core.display_text import shown
 from sentinel_mcp.core.record_bounds import was_cut
-from sentinel_mcp.core.redactor import mask, secret_arguments_of
+from sentinel_mcp.core.redactor import mask
+from sentinel_mcp.core.secret_names import secret_arguments_of
 
 CARD_CHARS = 20_000  # characters of a call's argument names and values a card lists whole (50 cards: ~1 MB)
 MAX_ARGUMENTS = 100  # arguments a card lists (the rest are counted, never listed)

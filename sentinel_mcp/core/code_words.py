@@ -16,8 +16,8 @@ import functools
 import re
 import unicodedata
 
-__all__ = ["CODE_WORDS", "PASSWORD_WORDS", "SHORT_WORDS", "code_words_near", "fold_letters", "folded_words",
-           "holds_a_code_word", "speaks_of_a_code"]
+__all__ = ["CODE_WORDS", "PASSWORD_WORDS", "SHORT_WORDS", "code_word_spans_near", "fold_letters",
+           "folded_words", "holds_a_code_word", "speaks_of_a_code"]
 
 # the words for a password (or a PIN, a secret word) in the same languages: a message speaks of a code with
 # them, and an argument or a ``key=value`` pair named with one holds a secret (``redactor.secret_name``)
@@ -94,6 +94,6 @@ def holds_a_code_word(letters: str) -> bool:
     return any(w in letters for w in _SHORT_STEMS) and _SHORT.search(letters) is not None
 
 
-def code_words_near(folded: str, start: int, end: int, reach: int) -> bool:
-    """Whether a word stands within ``reach`` characters of ``folded[start:end]`` (a fold's span)."""
-    return _ANY.search(folded, max(0, start - reach), min(len(folded), end + reach)) is not None
+def code_word_spans_near(folded: str, start: int, end: int, reach: int) -> list[tuple[int, int]]:
+    """(start, end) of each word within ``reach`` characters of ``folded[start:end]``."""
+    return [m.span() for m in _ANY.finditer(folded, max(0, start - reach), min(len(folded), end + reach))]

@@ -20,7 +20,11 @@ from urllib.parse import unquote
 
 # a piece holding a %XX (up to the next space), and a run of base64's letters long enough to hide a secret
 _PERCENT = re.compile(r"[^\s%]*(?:%[0-9A-Fa-f]{2}[^\s%]*)+")
-_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+# (MIME and PEM wrap base64 in lines of 76 or 64: a piece goes on over line breaks, read joined)
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}(?:\r?\n[ \t]*[A-Za-z0-9+/_-]{2,})*={0,2}")
+_LINE_BREAK = re.compile(r"(\r?\n[ \t]*)")  # (a line's indent too: PEM in YAML)
+# bytes written as hex, together or a space or colon apart ("34313131...", "0x3431...", "34 31 31 31")
+_HEX = re.compile(r"(?:(?<=0[xX])|(?<![0-9A-Za-z]))[0-9A-Fa-f]{2}(?:[ :]?[0-9A-Fa-f]{2}){7,}(?![0-9A-Za-z])")
 _TEXT = re.compile(r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*")  # what a decoding holds to be read as text
 
 
@@ -53,15 +57,52 @@ def base64_scrubbed(text: str, scrub: Callable[[str], str]) -> str:
 
 
 def _base64_piece(piece: str, scrub: Callable[[str], str]) -> str:
-    body = piece.rstrip("=").replace("-", "+").replace("_", "/")
+    if _hides_a_secret(base64_text(_LINE_BREAK.sub("", piece)), scrub):
+        return f"[redacted base64 {len(piece)} chars]"
+    if "\n" in piece:  # (lines that are no one piece joined: each line read as its own)
+        return "".join(_base64_piece(part, scrub) if len(part) >= 16 and part[0] not in "\r\n" else part
+                       for part in _LINE_BREAK.split(piece))
+    return piece
+
+
+def base64_text(piece: str) -> str | None:
+    """What a base64 piece decodes to as UTF-8 text, or None (no base64, or bytes that are no UTF-8 text: a
+    digest, an id)."""
+    raw = base64_bytes(piece)
     try:
-        raw = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
-        decoded = raw.decode("utf-8")
-    except (binascii.Error, ValueError):  # (not base64, or bytes that are no UTF-8 text: a digest, an id)
-        return piece
-    if _TEXT.fullmatch(decoded) is None or scrub(decoded) == decoded:
-        return piece
-    return f"[redacted base64 {len(piece)} chars]"
+        return None if raw is None else raw.decode("utf-8")
+    except ValueError:
+        return None
+
+
+def base64_bytes(piece: str) -> bytes | None:
+    """What a base64 piece (standard or URL alphabet, padded or not) decodes to, or None."""
+    body = piece.rstrip("=").rstrip("\r").replace("-", "+").replace("_", "/")
+    try:
+        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hides_a_secret(decoded: str | None, scrub: Callable[[str], str]) -> bool:
+    """Whether a piece's decoding is text (no control characters) in which ``scrub`` masks something."""
+    return decoded is not None and _TEXT.fullmatch(decoded) is not None and scrub(decoded) != decoded
+
+
+def hex_scrubbed(text: str, scrub: Callable[[str], str]) -> str:
+    """``text`` with each run of hex bytes whose decoding is text holding a secret put as
+    ``[redacted hex N chars]`` (a digest's bytes are no UTF-8 text: it stays)."""
+    if len(text) < 16:
+        return text
+    return _HEX.sub(lambda m: _hex_piece(m.group(), scrub), text)
+
+
+def _hex_piece(piece: str, scrub: Callable[[str], str]) -> str:
+    try:
+        decoded: str | None = bytes.fromhex(piece.replace(":", " ")).decode("utf-8")
+    except ValueError:
+        decoded = None
+    return f"[redacted hex {len(piece)} chars]" if _hides_a_secret(decoded, scrub) else piece
 
 
 def json_inside(text: str) -> Any:
@@ -74,25 +115,3 @@ def json_inside(text: str) -> Any:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, (dict, list)) else None
-
-
-_OBJECT_START = re.compile(r'\{\s*"|\[\s*[\[{"\d-]')  # an object with a key, an array of values
-_DECODER = json.JSONDecoder()
-MAX_TRIES = 16  # objects looked for in one text: each try reads up to the text's end, so few keep it linear
-
-
-def json_objects(text: str) -> list[tuple[int, int, Any]]:
-    """(start, end, value) of the JSON objects and arrays written inside a text ("failed: {\"card_1\": ..."),
-    left to right, apart; at most ``MAX_TRIES`` places an object could start are tried."""
-    out: list[tuple[int, int, Any]] = []
-    at, tries = 0, 0
-    while tries < MAX_TRIES and (m := _OBJECT_START.search(text, at)) is not None:
-        tries += 1
-        try:
-            value, end = _DECODER.raw_decode(text, m.start())
-        except (ValueError, RecursionError):
-            at = m.end()
-            continue
-        out.append((m.start(), end, value))
-        at = end
-    return out

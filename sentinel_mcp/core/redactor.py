@@ -5,15 +5,18 @@ Secrets never reach the audit log in clear, whether the call was allowed or deni
 * arguments whose name says secret (password, pin, token, api key, secret, cvv, one-time code, ...), arguments
   a tool declares sensitive (``_meta["sentinel/sensitive"]``: a list of argument names, e.g. the device's
   ``type_text.text``, which may be typed into a password field) and schema properties marked
-  ``writeOnly`` or ``format: password`` are replaced by a mark that keeps only their length;
+  ``writeOnly`` or ``format: password`` (``secret_names.py``) are replaced by a mark that keeps only their
+  length;
 * in every string anywhere in the record: payment card numbers (13-19 digits passing the Luhn check), IBANs
   (``iban_numbers.py``), a card's security code after its label (``card_codes.py``), one-time codes (a 4-8
   digit run next to "code", "otp", "pin", ..., or glued to such a word: ``code_glued.py``), bearer tokens,
   JWTs, ``NAME=value`` pairs whose NAME says secret (``DB_PASSWORD=``, ``"password": ...``, ``contraseña:``)
   and a URL's ``user:password@``, in any script; a card number or IBAN that a whole array or object spells
   over its parts, or an object's numbered keys or an array's objects (``split_numbers.py``), or an integer
-  is; what a percent-encoded or base64 piece, or a JSON document inside a string, hides (``encoded_text.py``);
-  an object's keys are read as its values are;
+  is; what a percent-encoded, base64 (over MIME's lines too) or hex piece, or a JSON document inside a string
+  (``embedded_json.py``), hides (``encoded_text.py``), and what a text reads as with its escapes undone
+  (``escaped_text.py``: ``&#52;``, ``\\u0034``, ``=3D``); an object's keys are read as its values are (two
+  masked alike kept apart);
 * and every value found secret above is scrubbed from the other arguments, the reason, proof and error too
   (a proof tree or a question repeats the arguments it was proved with).
 
@@ -22,61 +25,30 @@ Pure functions over plain data: the audit writer (or any other record builder) c
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sentinel_mcp.core.card_codes import code_spans as card_code_spans
-from sentinel_mcp.core.card_codes import names_a_card_code
 from sentinel_mcp.core.card_numbers import card_spans
 from sentinel_mcp.core.code_glued import glued_code_spans
-from sentinel_mcp.core.code_words import PASSWORD_WORDS, code_words_near, fold_letters, holds_a_code_word
-from sentinel_mcp.core.encoded_text import base64_scrubbed, json_inside, json_objects, percent_scrubbed
+from sentinel_mcp.core.code_dates import a_year, date_spans, in_a_date, set_apart
+from sentinel_mcp.core.code_words import code_word_spans_near, fold_letters, holds_a_code_word
+from sentinel_mcp.core.encoded_text import (
+    base64_bytes,
+    base64_scrubbed,
+    hex_scrubbed,
+    json_inside,
+    percent_scrubbed,
+)
+from sentinel_mcp.core.embedded_json import json_objects
+from sentinel_mcp.core.escaped_text import may_be_escaped, unescaped
 from sentinel_mcp.core.iban_numbers import iban_spans
 from sentinel_mcp.core.identifier_shapes import identifier_spans, inside_an_identifier
+from sentinel_mcp.core.secret_names import PASSWORD_IN, secret_name
 from sentinel_mcp.core.split_numbers import numbered_groups, shared_keys, spelled_number
-
-SENSITIVE_META = "sentinel/sensitive"
-_NAME_WORDS = re.compile(r"[a-z]+|[0-9]+")
-# words that make an argument secret wherever they appear in its name (password, new_password, apiKey, ...)
-_SECRET_WORDS = {
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "secret",
-    "token",
-    "apikey",
-    "credential",
-    "credentials",
-    "authorization",
-    "cvv",
-    "cvc",
-    "cvv2",
-    "otp",
-    "pin",
-    "passcode",
-    "totp",
-    "mfa",
-}
-# two-word names (api_key, card_number, verification_code, one_time_code, security_code, private_key)
-_SECRET_PAIRS = {
-    ("api", "key"),
-    ("card", "number"),
-    ("verification", "code"),
-    ("security", "code"),
-    ("one", "time"),
-    ("auth", "code"),
-    ("private", "key"),
-    ("access", "key"),
-    ("session", "key"),
-    ("sms", "code"),
-    ("login", "code"),
-    ("card", "pan"),
-}
 
 # the patterns run on ``_folded`` text (ASCII digits, one character per character); the code may stand on the
 # line after its word ("Your code:\n123456", as most SMS codes do), never further
@@ -97,8 +69,10 @@ _PAIR = re.compile(
     r"""(?<![\w.])(["']?)([^\W\d_][\w.-]{0,63})\1(\s*[:=]\s*)"""
     r"""(?!\[(?:code|card|iban|redacted))("[^"\n]*"|'[^'\n]*'|[^\s"'&,;}\]]+)"""
 )
-# a URL's user:password@
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://[^/\s:@]{1,128}:)([^/\s@]{1,256})(@)")
+# a URL's user:password@, or a user name alone (``https://<token>@host``: a token is often sent so)
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,20}://(?:[^/\s:@?#]{1,128}:)?)([^/\s@?#]{1,256})(@)")
+# HTTP's Basic credentials: base64 of "user:password" (the word "basic" before other words stays)
+_BASIC = re.compile(r"(?i)\b(basic)\s+([A-Za-z0-9+/_-]{4,}={0,2})(?![\w+/=-])")
 # secret words a glued name ends with (PGPASSWORD, MYSECRET, GHTOKEN): ``secret_name`` reads words apart
 _GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "credential",
                "credentials")
@@ -107,74 +81,6 @@ _GLUED_ENDS = ("password", "passwd", "passphrase", "passcode", "secret", "token"
 def mask(value: Any) -> str:
     n = len(value) if isinstance(value, str) else len(str(value))
     return f"[redacted {n} chars]"
-
-
-def _words(name: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)  # camelCase -> camel Case
-    return _NAME_WORDS.findall(spaced.lower())
-
-
-def secret_name(name: str) -> bool:
-    """Whether an argument's name says it holds a secret."""
-    # every audit row asks this of every argument name (two rows a call): short names are remembered, long
-    # ones (a caller's choice) are not, so the cache stays small whatever callers send
-    return _secret_name_known(name) if len(name) <= _CACHED_NAME_CHARS else _secret_name(name)
-
-
-_CACHED_NAME_CHARS = 64
-
-
-@functools.lru_cache(maxsize=4096)
-def _secret_name_known(name: str) -> bool:
-    return _secret_name(name)
-
-
-def _secret_name(name: str) -> bool:
-    if names_a_card_code(name):  # "cvn", "Kartenprüfnummer" (``card_codes.py``)
-        return True
-    if _PASSWORD_IN.search(_glued_letters(name)):  # "Passwort", "mot_de_passe", "contraseña", "пароль"
-        return True
-    words = _words(name)
-    if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
-        return True
-    return any(pair in _SECRET_PAIRS for pair in zip(words, words[1:]))
-
-
-# a password's word of any language (``code_words.PASSWORD_WORDS``) in a name read as its letters alone
-_PASSWORD_IN = re.compile("|".join(re.escape(fold_letters(w).replace(" ", "")) for w in PASSWORD_WORDS))
-
-
-def _glued_letters(name: str) -> str:
-    """``name``'s letters folded (``code_words.fold_letters``: "ＰＡＳＳＷＯＲＤ", "Contraseña") with what
-    parts its words taken out ("mot_de_passe", "pass\u200bword", "pass-word")."""
-    return "".join(c for c in fold_letters(name) if c.isalpha())
-
-
-def sensitive_fields_of(tool: Any) -> set[str]:
-    """Argument names a tool declares sensitive: its ``_meta["sentinel/sensitive"]`` list, and input schema
-    properties marked ``writeOnly`` or ``format: password``."""
-    out: set[str] = set()
-    meta = getattr(tool, "meta", None) or {}
-    declared = meta.get(SENSITIVE_META) if isinstance(meta, dict) else None
-    if isinstance(declared, list):
-        out.update(str(d) for d in declared)
-    props = (getattr(tool, "input_schema", None) or {}).get("properties") or {}
-    if isinstance(props, dict):
-        for name, spec in props.items():
-            if isinstance(spec, dict) and (spec.get("writeOnly") is True or spec.get("format") == "password"):
-                out.add(name)
-    return out
-
-
-def secret_arguments_of(tool: Any) -> set[str]:
-    """The arguments a tool itself says are secrets, whose values a person approving its call never reads:
-    those it declares sensitive (``sensitive_fields_of``) and the properties its schema lists under a
-    secret's name (``password``, ``api_key``). A client chooses neither."""
-    if tool is None:
-        return set()
-    declared = (getattr(tool, "input_schema", None) or {}).get("properties")
-    names = set(declared) if isinstance(declared, dict) else set()
-    return sensitive_fields_of(tool) | {n for n in names if isinstance(n, str) and secret_name(n)}
 
 
 def _mask_ibans(text: str, folded: str) -> tuple[str, str]:
@@ -218,7 +124,7 @@ _CODE_WORDS = (
 )
 # a text is read for secret pairs only when one of these is in it (lower case, folded)
 _PAIR_WORDS = (
-    "pass", "pwd", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
+    "pass", "pw", "secret", "token", "key", "pin", "otp", "cvv", "cvc", "credential", "auth", "mfa"
 )
 
 
@@ -227,7 +133,7 @@ def _pair_words_in(low: str) -> bool:
     of any language (``PASSWORD_WORDS``, read on the text's letters: "contraseña", "Пароль")."""
     if any(w in low for w in _PAIR_WORDS):
         return True
-    return _PASSWORD_IN.search(low if low.isascii() else fold_letters(low)) is not None
+    return PASSWORD_IN.search(low if low.isascii() else fold_letters(low)) is not None
 
 
 def _cf_joined(text: str, folded: str) -> str:
@@ -280,14 +186,14 @@ _FOLD = _Fold()
 
 def _masked(
     text: str, folded: str, pattern: re.Pattern[str], group: int, mark: str, key: int | None = None,
-    unless: re.Pattern[str] | None = None,
+    unless: Callable[[re.Match[str]], object] | None = None,
 ) -> tuple[str, str]:
     """``text`` (and its fold) with ``group`` of each match of ``pattern`` in the fold put as ``mark`` (with
     ``key``: only where that group names a secret, ``_secret_key``; after another key the search goes on
     inside its value: ``https://x/?token=...`` is a pair "https" whose value holds the secret one)."""
     spans, pos = [], 0
     while (m := pattern.search(folded, pos)) is not None:
-        if unless is not None and unless.fullmatch(m.group(group)):  # (what only looks like one: a date)
+        if unless is not None and unless(m):  # (what only looks like one: a date)
             pos = m.end()
         elif key is None or _secret_key(m.group(key)):
             spans.append(m.span(group))
@@ -318,21 +224,22 @@ def _spliced(
 _SEP = r"(?:[ \u00a0\u2009\u202f]|[ ]?[-\u2010\u2011\u2012\u2013\u2014.][ ]?)"
 _RUN = re.compile(rf"(?<![0-9A-Za-z])[0-9](?:{_SEP}?[0-9]){{3,7}}(?![0-9A-Za-z])")
 _WORD_REACH = 24  # characters between a code word and its code, either side (as ``_CODE``'s)
-# a calendar date (ISO's year-month-day) is no code beside "booking code 4WQ150 on 2024-05-22": a code is
-# never printed as a real date's 4-2-2 groups (a bare year may be a code: "code 1987" stays masked)
-_DATE = re.compile(r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])")
-
 
 def _masked_near_words(text: str, folded: str) -> tuple[str, str]:
     """Each digit run within ``_WORD_REACH`` of a code word of any language (``code_words.py``) as
-    ``[code]``."""
+    ``[code]``, but for a date or a year set apart from the word (``code_dates.py``)."""
     letters = fold_letters(folded)
     if not holds_a_code_word(letters):
         return text, folded
     # (three groups or more apart by dots are a version, a date or an address: "VS Code 1.95.3", "10.0.0.1")
-    spans = [m.span() for m in _RUN.finditer(folded)
-             if m.group().count(".") < 2 and not _DATE.fullmatch(m.group())
-             and code_words_near(letters, m.start(), m.end(), _WORD_REACH)]
+    dates, spans = date_spans(folded), []
+    for m in _RUN.finditer(folded):
+        if m.group().count(".") >= 2 or (dates and in_a_date(m.span(), dates)):
+            continue
+        near = code_word_spans_near(letters, m.start(), m.end(), _WORD_REACH)
+        if near and not (a_year(m.group()) and all(
+                set_apart(letters[b:m.start()] if b <= m.start() else letters[m.end():a]) for a, b in near)):
+            spans.append(m.span())
     glued = glued_code_spans(folded, letters)
     if glued:  # (a run after a word of another script is found both ways: once)
         merged = sorted(spans + glued)
@@ -354,8 +261,20 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` with known secret values and recognisable secrets (cards, codes, tokens) masked, whatever
     script their digits and words are written in (``_folded``). Each pattern runs only when the words or
     digits it needs are there (cheap substring tests keep long texts fast)."""
-    if secrets:
-        text = _known_replaced(text, _longest_first(secrets))
+    known = _longest_first(secrets) if secrets else []
+    if known:
+        text = _known_replaced(text, known)
+    if may_be_escaped(text):  # (an escape hid a secret: the record keeps the text unescaped, masked)
+        plain = unescaped(text)
+        if plain != text:
+            scrubbed = _patterns_scrubbed(plain)
+            if scrubbed != plain:
+                return scrubbed
+    return _patterns_scrubbed(text)
+
+
+def _patterns_scrubbed(text: str) -> str:
+    """``scrub_text``'s reading of a text as it is written (its escapes, if any, left as they are)."""
     if "%" in text or len(text) >= 16:  # (shorter, no encoded piece can hide a secret: no call)
         text = _decodings_scrubbed(text)
     digits = len(text) - len(text.translate(_DIGIT_TABLE))
@@ -371,12 +290,17 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
         text, folded = _masked_card_codes(text, folded)
     low = folded.lower()
     if digits >= 4 and any(w in low for w in _CODE_WORDS):
-        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=_DATE)
+        dates = date_spans(folded)
+        text, folded = _masked(text, folded, _CODE, 3, "[code]", unless=lambda m: (
+            in_a_date(m.span(3), dates) or (a_year(m.group(3)) and set_apart(m.group(2)))))
         text, folded = _masked(text, folded, _CODE_BEFORE, 1, "[code]")
     if digits >= 4:  # the code words of every language the device knows (``code_words.py``)
         text, folded = _masked_near_words(text, folded)
     if "bearer" in low:
         text, folded = _masked(text, folded, _BEARER, 2, "[redacted]")
+    if "basic" in low:
+        text, folded = _masked(text, folded, _BASIC, 2, "[redacted]",
+                               unless=lambda m: _no_user_password(m.group(2)))
     if "eyj" in low:
         text, folded = _masked(text, folded, _JWT, 0, "[redacted token]")
     if (":" in folded or "=" in folded) and _pair_words_in(low):
@@ -384,6 +308,11 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     if "://" in folded and "@" in folded:
         text, folded = _masked(text, folded, _USERINFO, 2, "[redacted]")
     return text
+
+
+def _no_user_password(token: str) -> bool:
+    """Whether a word after "basic" is no base64 of "user:password" (a plain word: "basic information")."""
+    return b":" not in (base64_bytes(token) or b"")  # (a password in Latin-1 is no UTF-8: bytes are read)
 
 
 def _decodings_scrubbed(text: str) -> str:
@@ -402,7 +331,7 @@ def _decodings_scrubbed(text: str) -> str:
                 spans.append((a, b))
                 marks.append(json.dumps(redacted, ensure_ascii=False))
         text = _spliced(text, text, spans, marks)[0]
-    return base64_scrubbed(percent_scrubbed(text, scrub_text), scrub_text)
+    return hex_scrubbed(base64_scrubbed(percent_scrubbed(text, scrub_text), scrub_text), scrub_text)
 
 
 def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str = "") -> Any:
@@ -413,7 +342,7 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
             secrets.add(s)
         return mask(value) if not isinstance(value, (dict, list)) else "[redacted]"
     if isinstance(value, dict):
-        names = {k: _key_scrubbed(k) for k in value}
+        names = _key_names(value)
         out = {names[k]: redact_value(v, sensitive, secrets, str(k)) for k, v in value.items()}
         marks = _spelled_over(list(value.values()), numbers=False) if len(value) > 1 else None
         if marks is not None:
@@ -441,6 +370,24 @@ def redact_value(value: Any, sensitive: set[str], secrets: set[str], name: str =
     if _card_sized(value) and card_spans(str(value)):
         return f"[card ****{str(value)[-4:]}]"  # a card number sent as a JSON number
     return value
+
+
+def _key_names(value: dict[Any, Any]) -> dict[Any, Any]:
+    """Each key of an object as a record keeps it (``_key_scrubbed``), no two alike: a key masked as another
+    is written is numbered ("[card ****1111] (2)"), so no value is lost by two keys masking to one."""
+    names = {k: _key_scrubbed(k) for k in value}
+    if len(set(names.values())) == len(names):
+        return names
+    taken = {k for k, n in names.items() if n == k}
+    for k, n in names.items():
+        if n != k:
+            put, i = n, 1
+            while put in taken:
+                i += 1
+                put = f"{n} ({i})"
+            taken.add(put)
+            names[k] = put
+    return names
 
 
 def _key_scrubbed(key: Any) -> Any:
@@ -504,7 +451,16 @@ def _longest_first(secrets: Iterable[str]) -> list[str]:
 
 
 def _known_replaced(text: str, ordered: list[str]) -> str:
-    """``text`` with each of ``ordered`` (``_longest_first``) masked."""
+    """``text`` with each of ``ordered`` (``_longest_first``) masked, or its unescaped form with them masked
+    when only that holds one ("hunter&#50;")."""
+    text = _each_replaced(text, ordered)
+    if ordered and may_be_escaped(text) and (plain := unescaped(text)) != text:
+        known = _each_replaced(plain, ordered)
+        return known if known != plain else text
+    return text
+
+
+def _each_replaced(text: str, ordered: list[str]) -> str:
     for s in ordered:
         if s in text:
             text = text.replace(s, mask(s))

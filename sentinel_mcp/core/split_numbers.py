@@ -4,7 +4,8 @@ values (``{"part1": "DE89", "part2": "3704", ...}``), the values of an object's 
 others (``{"name": ..., "card_1": "4111", "card_2": ...}``: ``numbered_groups``) or one key of each object of
 an array (``[{"p": "4111"}, {"p": "1111"}, ...]``: ``shared_keys``).
 
-Only the whole value counts: its parts, one space apart, are wholly one number (a card's 13-19 digits
+A part may itself be an array of its digits (``[[4, 1, 1, 1], [1, 1, 1, 1], ...]``). Only the whole value
+counts: its parts, one space apart, are wholly one number (a card's 13-19 digits
 passing Luhn and starting as an issuer's number does, ``_issued``, or an IBAN, ``iban_numbers.py``) and
 nothing else. Windows of parts are not read: a list of short numbers (years, ports) holds a Luhn-valid window
 of four items one time in ten for each window, so reading windows would mask half of such lists in the
@@ -34,6 +35,8 @@ def spelled_number(parts: list[Any], numbers: bool) -> tuple[str, str] | None:
             texts.append(p.strip())
         elif numbers and isinstance(p, int) and not isinstance(p, bool) and 0 <= p < 10**19:
             texts.append(str(p))
+        elif numbers and isinstance(p, list) and 0 < len(p) <= _MAX_CHARS and all(map(_digit_part, p)):
+            texts.append("".join(str(d).strip() for d in p))  # ([[4, 1, 1, 1], [1, 1, 1, 1], ...])
         else:
             return None
     joined = " ".join(texts)
@@ -61,18 +64,39 @@ def _issued(digits: str) -> bool:
     return digits[:1] in _ISSUER_FIRST or 2221 <= int(digits[:4]) <= 2720
 
 
-def _stem(key: str) -> str:
-    """A key without its digits and separators: "card_1", "card-2", "cardPart3" share theirs."""
-    return "".join(c for c in key.lower() if c.isalpha())
+def _digit_part(v: Any) -> bool:
+    """An item of a part spelled as an array of its digits: a digit as an integer or a string."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return 0 <= v <= 9
+    return isinstance(v, str) and len(v.strip()) == 1 and v.strip().isdecimal()
+
+
+def _stems(key: str) -> tuple[str, ...]:
+    """The stems a key names a part under: without its digits and separators ("card_1", "card-2",
+    "cardPart3" share theirs), and, for a key of two words or more, without its last word, which may
+    number it by a letter or a word ("card_a", "card b", "cardA", "card_first" share "card")."""
+    words = _KEY_WORDS.findall(_CAMEL.sub(r"\1 ", key).lower())
+    digitless = "".join(w for w in words if not w.isdecimal())
+    head = "".join(words[:-1]) if len(words) > 1 else ""
+    return ("#" + digitless,) + (("@" + head,) if head and head != digitless else ())
+
+
+_CAMEL = re.compile(r"([^\W_])(?=[A-Z])")
+_KEY_WORDS = re.compile(r"[^\W\d_]+|\d+")
 
 
 def numbered_groups(value: dict[Any, Any]) -> list[list[Any]]:
-    """The keys of ``value``, in order, that name parts of one thing (two or more sharing a stem, each with a
-    digit: ``card_1`` .. ``card_4``) and hold a short number (a string or an integer)."""
+    """The keys of ``value``, in order, that name parts of one thing (two or more sharing a stem: numbered,
+    ``card_1`` .. ``card_4``, or differing in their last word, ``card_a`` .. ``card_d``) and hold a short
+    number (a string or an integer)."""
     groups: dict[str, list[Any]] = {}
     for key, v in value.items():
-        if isinstance(key, str) and _DIGIT.search(key) is not None and _short_number(v):
-            groups.setdefault(_stem(key), []).append(key)
+        if isinstance(key, str) and _short_number(v):
+            for stem in _stems(key):
+                if stem[0] == "@" or _DIGIT.search(key) is not None:
+                    groups.setdefault(stem, []).append(key)
     return [keys for keys in groups.values() if len(keys) > 1]
 
 
@@ -86,11 +110,10 @@ def shared_keys(items: list[Any]) -> list[Any]:
 
 def _short_number(v: Any) -> bool:
     """A card's part: up to 8 digits (spaced or not), as a string or a non-negative integer."""
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, int):
+    kind = type(v)  # (a bool is no part: its type is not int)
+    if kind is int:
         return 0 <= v < 10**8
-    return isinstance(v, str) and len(v) <= 12 and _SHORT_NUMBER.fullmatch(v) is not None
+    return kind is str and len(v) <= 12 and _SHORT_NUMBER.fullmatch(v) is not None
 
 
 _DIGIT = re.compile(r"\d")

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from mcp.shared.uri_template import UriTemplate
 from mcp.types import Prompt, Resource, ResourceTemplate, Tool
 
-from sentinel_mcp.core.redactor import secret_arguments_of, sensitive_fields_of
+from sentinel_mcp.core.secret_names import secret_arguments_of, sensitive_fields_of
 from sentinel_mcp.gateway.template_overlap import overlapping
 from sentinel_mcp.gateway.tool_pins import Held, ToolPins
 from sentinel_mcp.gateway.tool_words import shown_prompt, shown_tool, shown_words

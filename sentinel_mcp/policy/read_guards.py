@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from sentinel_mcp.core.decision import Allow, Ask, Decision, ToolCall, argument_digest
 from sentinel_mcp.core.port import GatewayPort
-from sentinel_mcp.core.redactor import secret_arguments_of
+from sentinel_mcp.core.secret_names import secret_arguments_of
 from sentinel_mcp.policy.fact_store import Fact
 
 FETCHED = "$fetched"  # the marker a read leaves per binding: '$fetched'(Name, Arity, Tool, json(Arguments))

@@ -189,7 +189,7 @@ def test_names_are_prefixed_limited_and_collisions_deterministic():
 def test_a_route_names_the_arguments_its_tool_declares_secret_each_time_it_is_asked():
     """What the audit masks for a tool (``sensitive_fields_of``), read from the route, as many times as asked;
     a changed definition is a new route, with its own names."""
-    from sentinel_mcp.core.redactor import sensitive_fields_of
+    from sentinel_mcp.core.secret_names import sensitive_fields_of
 
     up = _Up("srv", [])
     up.tools["pay"] = Tool(name="pay", input_schema={"type": "object", "properties": {

@@ -13,7 +13,8 @@ from mcp.types import CallToolResult, TextContent, Tool
 from device_tools.one_time_codes import has_code, mask_codes
 from sentinel_mcp.gateway.consents import ConsentBook
 from sentinel_mcp.gateway.conversations import Conversations, SessionRefused
-from sentinel_mcp.core.redactor import redact_record, scrub_text, secret_name, sensitive_fields_of
+from sentinel_mcp.core.redactor import redact_record, scrub_text
+from sentinel_mcp.core.secret_names import secret_name, sensitive_fields_of
 from sentinel_mcp.gateway.untrusted import mark_untrusted, untrusted_source
 from sentinel_mcp.identity.credentials import Credentials
 from sentinel_mcp.identity.principal import OWNER, Principal

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests.support.checked_rulebase import checked_lines
 
-from sentinel_mcp.core.redactor import secret_name
+from sentinel_mcp.core.secret_names import secret_name
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -12,7 +12,8 @@ from datetime import datetime, timezone
 
 from sentinel_mcp.core.audit_entry import AuditEntry
 from sentinel_mcp.core.decision import argument_digest
-from sentinel_mcp.core.redactor import redact_record, secret_name
+from sentinel_mcp.core.redactor import redact_record
+from sentinel_mcp.core.secret_names import secret_name
 from sentinel_mcp.core.record_bounds import AUDIT_ARGUMENTS, RecordLimits, was_cut
 from sentinel_mcp.gateway.audit import _json, canonical, redact_entry
 
