@@ -5,13 +5,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from typing import Any, AsyncContextManager, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, AsyncContextManager, Literal, Protocol, runtime_checkable
 
-from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
 
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.session_facts import SessionFacts
+
+if TYPE_CHECKING:  # annotations only: importing ``mcp`` (all of its client and server) is half a check child's start
+    from mcp.types import CallToolResult
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
 Provenance = Literal["observed", "user", "agent", "seed"]
