@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field, field_validator
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.session_facts import SessionFacts
 
-if TYPE_CHECKING:  # annotations only: importing ``mcp`` (all of its client and server) is half a check child's start
+# annotations only: importing ``mcp`` (all of its client and server) was half a check child's start
+if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]

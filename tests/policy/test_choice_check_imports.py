@@ -1,7 +1,8 @@
 """A check of a rulebase with choice lists (its questions' options are checked as it loads:
-``rulebase._unaskable_choices``) imports none of the MCP SDK's transport (``mcp``: its client and server,
-~0.7 s of CPU in every check child, after the request came), only the wire types (``mcp_types``, the same
-objects ``mcp.types`` names). ``sentinel-mcp db migrate`` (every server store's schema) imports neither."""
+``rulebase._unaskable_choices``) imports none of the MCP SDK's transport (``mcp``: its client and
+server, ~0.7 s of CPU in every check child, after the request came), only the wire types (``mcp_types``,
+the same objects ``mcp.types`` names). A what-if replay's child, and the policy guard it loads, import no
+``mcp`` either; ``sentinel-mcp db migrate`` (every server store's schema) imports neither."""
 
 from __future__ import annotations
 
@@ -34,16 +35,36 @@ def test_a_check_of_choice_lists_in_the_check_child_imports_no_mcp_transport() -
     assert imported == "[]", imported
 
 
-def test_the_question_builder_uses_the_very_types_of_the_sdk() -> None:
-    """``mcp_types`` and ``mcp.types`` name the same classes: an answer the SDK made is still one the
-    question builder's modules accept (``isinstance``)."""
+def test_the_replay_child_and_the_guard_import_no_mcp_transport() -> None:
     probe = (
-        "import mcp.types as t\nfrom sentinel_mcp.core import asking, own_voice\n"
-        "print(asking.ElicitResult is t.ElicitResult, own_voice.TextContent is t.TextContent,"
-        " own_voice.EmbeddedResource is t.EmbeddedResource, own_voice.ResourceLink is t.ResourceLink,"
-        " own_voice.TextResourceContents is t.TextResourceContents)\n"
+        "import sys\nimport sentinel_mcp.console.replay_child\nimport sentinel_mcp.policy.guard\n"
+        f"print({_SDK})\n"
     )
-    assert _run(probe) == "True True True True True"
+    assert _run(probe) == "[]"
+
+
+# the modules that name the wire types by ``mcp_types``: each type the very class ``mcp.types`` names, so what
+# the SDK made is what they accept (``isinstance``), and what they make is the SDK's
+_BY_MCP_TYPES = [
+    "sentinel_mcp.core.asking", "sentinel_mcp.core.own_voice", "sentinel_mcp.core.caller_link",
+    "sentinel_mcp.core.builtin", "sentinel_mcp.core.tool_ref", "sentinel_mcp.core.port",
+    "sentinel_mcp.policy.own_tools", "sentinel_mcp.policy.solver", "sentinel_mcp.policy.draft_check",
+    "sentinel_mcp.policy.caller_resources", "sentinel_mcp.policy.observe_step", "sentinel_mcp.policy.draft",
+    "sentinel_mcp.policy.check_process",
+]
+
+
+def test_each_wire_type_is_the_sdks_very_class() -> None:
+    probe = (
+        "import importlib, mcp.types as t\nseen, other = 0, []\n"
+        f"for name in {_BY_MCP_TYPES!r}:\n"
+        "    for key, value in vars(importlib.import_module(name)).items():\n"
+        "        if isinstance(value, type) and value.__module__.startswith('mcp_types'):\n"
+        "            seen += 1\n"
+        "            if getattr(t, key, None) is not value: other.append((name, key))\n"
+        "print(seen > 20, other)\n"
+    )
+    assert _run(probe) == "True []"
 
 
 def test_db_migrates_schemas_import_no_mcp() -> None:
