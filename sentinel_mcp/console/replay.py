@@ -21,15 +21,12 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sentinel_mcp.core.record_bounds import was_cut
 from sentinel_mcp.console.proof_view import facts_with_provenance, proof_nodes
 from sentinel_mcp.core.decision import Allow, Answer, Ask, Decision, Deny, ToolCall
-
-# an annotation only: the gateway's catalog (and the MCP SDK) is no part of a replay child's start
-if TYPE_CHECKING:
-    from sentinel_mcp.gateway.catalog_health import CatalogHealth
+from sentinel_mcp.gateway.catalog_health import CatalogHealth
 
 MAX_CALLS = 300
 REPLAYED_ORIGINS = ("client", "a2a", "cli")

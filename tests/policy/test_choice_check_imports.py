@@ -1,8 +1,8 @@
 """A check of a rulebase with choice lists (its questions' options are checked as it loads:
 ``rulebase._unaskable_choices``) imports none of the MCP SDK's transport (``mcp``: its client and
 server, ~0.7 s of CPU in every check child, after the request came), only the wire types (``mcp_types``,
-the same objects ``mcp.types`` names). A what-if replay's child, and the policy guard it loads, import no
-``mcp`` either; ``sentinel-mcp db migrate`` (every server store's schema) imports neither."""
+the same objects ``mcp.types`` names). The policy guard imports no ``mcp`` either; ``sentinel-mcp db
+migrate`` (every server store's schema) imports neither."""
 
 from __future__ import annotations
 
@@ -35,11 +35,8 @@ def test_a_check_of_choice_lists_in_the_check_child_imports_no_mcp_transport() -
     assert imported == "[]", imported
 
 
-def test_the_replay_child_and_the_guard_import_no_mcp_transport() -> None:
-    probe = (
-        "import sys\nimport sentinel_mcp.console.replay_child\nimport sentinel_mcp.policy.guard\n"
-        f"print({_SDK})\n"
-    )
+def test_the_policy_guard_imports_no_mcp_transport() -> None:
+    probe = f"import sys\nimport sentinel_mcp.policy.guard\nprint({_SDK})\n"
     assert _run(probe) == "[]"
 
 
