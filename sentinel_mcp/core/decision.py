@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field, field_validator
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.session_facts import SessionFacts
 
-# annotations only: importing ``mcp`` (all of its client and server) was half a check child's start
+# annotations only: importing ``mcp`` (its client and server too) was most of ``db migrate``'s start
 if TYPE_CHECKING:
-    from mcp.types import CallToolResult
+    from mcp_types import CallToolResult
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
 Provenance = Literal["observed", "user", "agent", "seed"]
