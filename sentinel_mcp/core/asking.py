@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from mcp.types import ElicitResult
+from mcp_types import ElicitResult
 from pydantic import BaseModel
 
 from sentinel_mcp.core.call_meta import behind_gateway

@@ -28,7 +28,7 @@ from sentinel_mcp.core.import_collector import imports_uncollected
 from sentinel_mcp.core.shared_devices import SharedDevices
 
 if TYPE_CHECKING:  # annotations only: the config imports this registry and stays light (no mcp, no port)
-    from mcp.types import CallToolResult
+    from mcp_types import CallToolResult
 
     from sentinel_mcp.core.decision import Guard
     from sentinel_mcp.core.port import GatewayPort

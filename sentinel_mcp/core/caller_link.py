@@ -19,7 +19,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Protocol, Self
 
-from mcp.types import (
+from mcp_types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     ElicitRequestParams,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from typing import Any, AsyncContextManager, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, AsyncContextManager, Literal, Protocol, runtime_checkable
 
-from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
 
 from sentinel_mcp.core.json_numbers import NumberTooLarge, integral_as_int
 from sentinel_mcp.core.session_facts import SessionFacts
+
+# annotations only: importing ``mcp`` (its client and server too) was most of ``db migrate``'s start
+if TYPE_CHECKING:
+    from mcp_types import CallToolResult
 
 Origin = Literal["client", "solver", "a2a", "builtin", "cli"]
 Provenance = Literal["observed", "user", "agent", "seed"]

@@ -34,7 +34,7 @@ import string
 import unicodedata
 from typing import Any, Sequence
 
-from mcp.types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
+from mcp_types import EmbeddedResource, ResourceLink, TextContent, TextResourceContents
 
 from sentinel_mcp.core.display_text import Marked, compose, safe_text
 from sentinel_mcp.core.look_alike_names import confusable_characters, reads_as

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Awaitable, Callable, Literal, Protocol
 
-from mcp.types import (
+from mcp_types import (
     CallToolResult,
     CompleteResult,
     GetPromptResult,

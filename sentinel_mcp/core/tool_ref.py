@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mcp.types import Tool
+from mcp_types import Tool
 
 IDENTITY_SEP = "__"  # the catalog's identity separator (gateway.catalog.identity_of; a test holds them equal)
 

@@ -8,7 +8,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import InputRequiredResult
+from mcp_types import InputRequiredResult
 
 CallerRead = Callable[[Context], Awaitable[str]]
 

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp.types import Tool
+from mcp_types import Tool
 
 from sentinel_mcp.policy import spare_child
 from sentinel_mcp.policy.bounded_child import ChildUnfinished, answer, spawn

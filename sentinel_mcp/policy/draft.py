@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import Tool
+from mcp_types import Tool
 
 from sentinel_mcp.policy.draft_budget import DraftBudget, ToolTooLarge
 from sentinel_mcp.policy.draft_check import catalog_tool

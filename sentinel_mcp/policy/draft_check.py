@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mcp.types import Tool
+from mcp_types import Tool
 from pydantic import ValidationError
 
 from sentinel_mcp.policy.prolog_text import quote_atom

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mcp.types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.decision import ToolCall

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
 from sentinel_mcp.core import process_clock
 from sentinel_mcp.core.builtin import BuiltinContext, BuiltinTraits, declare

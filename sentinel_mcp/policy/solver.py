@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any, Awaitable, Callable
 
-from mcp.types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
 
 from sentinel_mcp.core import process_clock

@@ -10,6 +10,7 @@ import sys
 import psycopg
 
 from sentinel_mcp.storage.local_server import LocalServer
+from tests.support.cli_in_process import run_main
 import uuid
 
 
@@ -28,14 +29,19 @@ class Split:
     def url(self, role: str) -> str:
         return f"postgresql://{role}@127.0.0.1:{self.port}/{self.db}"
 
-    def db_cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        argv = [sys.executable, "-m", "sentinel_mcp", "db", *args, "--url", self.url(self.owner)]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    def db_cli(self, *args: str, process: bool = False) -> subprocess.CompletedProcess[str]:
+        """``sentinel-mcp db ARGS`` as the owner: the CLI's ``main`` in this process (a subprocess paid ~4 s
+        of CPU for the imports of every store's schema, twice a test), or with ``process`` a real one."""
+        argv = ["db", *args, "--url", self.url(self.owner)]
+        if not process:
+            return run_main(argv)
+        return subprocess.run([sys.executable, "-m", "sentinel_mcp", *argv], capture_output=True, text=True,
+                              timeout=120)
 
-    def migrate_and_grant(self) -> None:
-        done = self.db_cli("migrate")
+    def migrate_and_grant(self, process: bool = False) -> None:
+        done = self.db_cli("migrate", process=process)
         assert done.returncode == 0, done.stderr[-3000:]
-        done = self.db_cli("grants", self.server, "--apply")
+        done = self.db_cli("grants", self.server, "--apply", process=process)
         assert done.returncode == 0, done.stderr[-3000:]
 
     def tables(self) -> list[str]:

@@ -58,7 +58,7 @@ async def test_a_serving_role_refuses_a_schema_behind_and_sends_no_ddl(tmp_path:
 
 
 async def test_a_serving_role_serves_end_to_end(tmp_path: Path, split: Split) -> None:
-    split.migrate_and_grant()
+    split.migrate_and_grant(process=True)  # the CLI's own processes, once
     cfg = replica_config(tmp_path / "a", split.url(split.server), "replica-a")
     with http_sentinel(cfg) as (base, _):
         first, second = await call_echo(base), await call_echo(base)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import subprocess
+import sys
 import traceback
 
 
@@ -22,8 +23,11 @@ def run_main(argv: list[str]) -> subprocess.CompletedProcess:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(argv)
-        except SystemExit as e:  # argparse's exit on bad arguments or --help
+        # argparse's exit (bad arguments, --help), or SystemExit("text"): its text printed as a process does
+        except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if e.code is not None and not isinstance(e.code, int):
+                print(e.code, file=sys.stderr)
         except Exception:
             traceback.print_exc()
             code = 1
