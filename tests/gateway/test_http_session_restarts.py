@@ -49,8 +49,8 @@ def test_a_call_in_flight_when_its_upstream_restarts_is_answered(tmp_path: Path,
                 tg.start_soon(call)
                 while not marker.exists() or "started" not in marker.read_text():
                     await anyio.sleep(0.02)
-                # uvicorn's stop waits for open connections, and a modern-era call holds one: that server never
-                # ended by itself and was killed after stop_process's 15 s default; the same kill, sooner
+                # uvicorn's stop waits for open connections, and a modern-era call holds one: that server
+                # never ended by itself and was killed after stop_process's 15 s default: the same, sooner
                 stop_process(proc, timeout=STOP_GRACE)
                 proc = _serve([sys.executable, TOOLBOX, "--http", str(port)], port)
         assert failed and not failed[0].timeout, failed  # type: ignore[attr-defined]
