@@ -70,8 +70,7 @@ class _Listener:
             with socket.socket() as wake:
                 wake.bind((self.host, 0))
                 self._wake = wake.getsockname()
-                wake.connect((self.host, self.port))
-                self._thread.join(10)
+                wake.connect((self.host, self.port))  # queued even once closed: accept() still returns it
         self._thread.join(10)
         self.sock.close()
 
