@@ -16,6 +16,11 @@ ARGS ?=
 # tests two workers kept two cores ~70% busy (0.67 s of CPU, reaped processes only, per second of a test's
 # time); a third fills the rest (ci-time9 in benchmarks/README.md: an estimate, never timed on a quiet machine)
 TEST_WORKERS ?= 3
+# TEST_TMP=/dev/shm make test: the tests' own files (tmp_path: their SQLite stores, audit logs, data dirs) in a
+# directory of this run's own under TEST_TMP, removed after. On a tmpfs each commit's fsync costs nothing: a
+# swarm test of many builds took 27 s there against 47 s on this machine's disk (benchmarks/README.md, "Suite
+# time"). Off by default: the whole suite's files were never measured against a tmpfs's RAM.
+TEST_TMP ?=
 
 .PHONY: cluster run test lint setup bytecode setup-interop system venv model bench bench-tools clean ts-deps browser swarm-tools
 
@@ -27,7 +32,13 @@ run: setup model swarm-tools bytecode
 # imports (~0.2 s of CPU a gateway start)
 test: setup setup-interop model ts-deps browser swarm-tools lint bytecode
 	@$(BIN)/python -m compileall -q -x '/node_modules/' tests > /dev/null
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS)
+	@if [ -z "$(TEST_TMP)" ]; then \
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(ARGS); \
+	else \
+		tmp=$$(mktemp -d "$(TEST_TMP)/sentinel-test.XXXXXX") || exit 1; \
+		$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder \
+			--basetemp="$$tmp/t" $(ARGS); rc=$$?; rm -rf "$$tmp"; exit $$rc; \
+	fi
 
 # The floors (import-linter contracts in pyproject.toml, docs/architecture.md), lint, and types (pyproject [tool.mypy])
 lint: setup

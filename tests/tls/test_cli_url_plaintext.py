@@ -39,16 +39,21 @@ class _Listener:
         self.sock = socket.socket()
         self.sock.bind((host, 0))
         self.sock.listen(8)
+        self.host = host
         self.port = self.sock.getsockname()[1]
         self.heard = b""
+        self._wake: tuple[str, int] | None = None
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
     def _serve(self) -> None:
         while True:
             try:
-                conn, _ = self.sock.accept()
+                conn, peer = self.sock.accept()
             except OSError:  # closed
+                return
+            if peer == self._wake:  # close()'s own connection: every one queued before it was read
+                conn.close()
                 return
             conn.settimeout(10)
             try:
@@ -58,8 +63,16 @@ class _Listener:
             conn.close()
 
     def close(self) -> None:
-        self.sock.close()
+        # Closing a socket does not wake a thread blocked in accept() on Linux (each close waited out the
+        # join's 10 s). A connection of our own, from an address noted first, wakes it; the backlog is
+        # first in first out, so a client's connection that arrived before it is still read and counted.
+        if self._wake is None and self._thread.is_alive():
+            with socket.socket() as wake:
+                wake.bind((self.host, 0))
+                self._wake = wake.getsockname()
+                wake.connect((self.host, self.port))  # queued even once closed: accept() still returns it
         self._thread.join(10)
+        self.sock.close()
 
 
 def _cli(cfg: Path, *args: str) -> subprocess.CompletedProcess[str]:
