@@ -1,7 +1,12 @@
-"""`sentinel-mcp check | query | facts` as a user runs them, and catalog checks of bindings and guards."""
+"""`sentinel-mcp check | query | facts` as a user runs them, and catalog checks of bindings and guards.
+
+Each command runs once end to end in its own interpreter (``cli``: the installed entry point, exit code and
+output as a shell sees them); the other cases call the same ``main`` in this process (``run``: the same
+parsing and command code, without a fresh interpreter's ~1 s of imports and engine start each)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -11,11 +16,13 @@ from pathlib import Path
 import pytest
 from tests.policy.policy_rig import BOOKINGS_PL, rig
 
+from sentinel_mcp.cli import main
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.policy.checker import check_files
 from sentinel_mcp.policy.engine import shared_engine
 
 pytestmark = pytest.mark.timeout(60)
+Captured = pytest.CaptureFixture[str]
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -30,7 +37,23 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_check_reports_file_and_line(tmp_path: Path) -> None:
+def run(capsys: Captured, *args: str) -> subprocess.CompletedProcess[str]:
+    """``main(args)`` in this process, answered as ``cli`` answers (argparse's usage errors exit by
+    SystemExit)."""
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["sentinel-mcp", *args], code, out.out, out.err)
+
+
+async def run_async(capsys: Captured, *args: str) -> subprocess.CompletedProcess[str]:
+    """``run`` from a test's event loop: the command runs its own (asyncio.run) on a thread."""
+    return await asyncio.to_thread(run, capsys, *args)
+
+
+def test_check_reports_file_and_line(tmp_path: Path, capsys: Captured) -> None:
     bad = tmp_path / "bad.pl"
     bad.write_text("ok(1).\n\nguard('x__y', [], missing_pred(1)).\nrule(X) :- ok(X\n")
     r = cli("check", str(bad), cwd=tmp_path)
@@ -38,21 +61,21 @@ def test_check_reports_file_and_line(tmp_path: Path) -> None:
     assert f"{bad}:3: error: call to undefined predicate missing_pred/1" in r.stdout
     assert f"{bad}:4: error: syntax error" in r.stdout
     assert "Traceback" not in r.stderr
-    good = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    good = run(capsys, "check", str(BOOKINGS_PL))
     assert good.returncode == 0, good.stdout + good.stderr
-    missing = cli("check", str(tmp_path / "nope.pl"), cwd=tmp_path)
+    missing = run(capsys, "check", str(tmp_path / "nope.pl"))
     assert missing.returncode == 1 and "file not found" in missing.stdout
 
 
-def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
+def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path, capsys: Captured) -> None:
     import re
 
     line = re.compile(r"^(?P<file>[^\n]+):(?P<line>\d+): (?P<kind>error|warning): \S[^\n]*$")
-    clean = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    clean = run(capsys, "check", str(BOOKINGS_PL))
     assert (clean.returncode, clean.stdout) == (0, "")
     warn = tmp_path / "warn.pl"
     warn.write_text("ok(1). :- public ok/1.\n:- initialization(ok(1)).\n")
-    r = cli("check", str(warn), cwd=tmp_path)
+    r = run(capsys, "check", str(warn))
     assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], (
         r.stdout
     )  # a warning is a problem
@@ -61,7 +84,7 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     # a missing file or a directory does not hide the problems of the files that can be read
     bad = tmp_path / "bad.pl"
     bad.write_text("ok(1).\nrule(X) :- ok(X\n")
-    r = cli("check", str(bad), str(tmp_path / "nope.pl"), str(tmp_path), cwd=tmp_path)
+    r = run(capsys, "check", str(bad), str(tmp_path / "nope.pl"), str(tmp_path))
     assert r.returncode == 1 and "Traceback" not in r.stderr
     got = [line.match(x) for x in r.stdout.splitlines()]
     assert all(got) and len(got) == 3, r.stdout
@@ -74,9 +97,9 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     # usage errors: nothing to check, an unknown option, a config that does not exist
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"sentinel": {"rulebases": []}}))
-    assert cli("-c", str(empty), "check", cwd=tmp_path).returncode == 2
-    assert cli("check", "--no-such-option", cwd=tmp_path).returncode == 2
-    assert cli("-c", str(tmp_path / "none.json"), "check", str(bad), cwd=tmp_path).returncode == 2
+    assert run(capsys, "-c", str(empty), "check").returncode == 2
+    assert run(capsys, "check", "--no-such-option").returncode == 2
+    assert run(capsys, "-c", str(tmp_path / "none.json"), "check", str(bad)).returncode == 2
 
 
 async def test_catalog_checks(tmp_path: Path) -> None:
@@ -103,7 +126,7 @@ async def test_catalog_checks(tmp_path: Path) -> None:
     assert sum(1 for p in problems if p.severity == "error") == 2
 
 
-async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
+async def test_query_and_facts_commands_on_the_store(tmp_path: Path, capsys: Captured) -> None:
     data = tmp_path / "data"
     config = tmp_path / "sentinel.json"
     config.write_text(
@@ -122,14 +145,14 @@ async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
         await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="cli"))
     listed = cli("-c", str(config), "facts", cwd=tmp_path)
     assert listed.returncode == 0 and "cli\t" in listed.stdout
-    summary = cli("-c", str(config), "facts", "--session", "cli", cwd=tmp_path)
+    summary = await run_async(capsys, "-c", str(config), "facts", "--session", "cli")
     assert "booking_status('BK-789',confirmed)" in summary.stdout
     q = cli("-c", str(config), "query", "booking_status(B, S)", "--session", "cli", cwd=tmp_path)
     assert q.returncode == 0, q.stdout + q.stderr
     out = json.loads(q.stdout)
     assert out["status"] == "proved" and out["solutions"][0]["bindings"] == {"B": "BK-789", "S": "confirmed"}
     # without a gateway, a fact that is not stored cannot be fetched: the answer says so
-    q = cli("-c", str(config), "query", "booking_status('BK-456', S)", "--session", "cli", cwd=tmp_path)
+    q = await run_async(capsys, "-c", str(config), "query", "booking_status('BK-456', S)", "--session", "cli")
     assert q.returncode == 1
     out = json.loads(q.stdout)
     assert out["status"] == "failed" and "no gateway" in out["missing"][0]
