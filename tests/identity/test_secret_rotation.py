@@ -145,11 +145,16 @@ def _cli(cfg, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, env=env_for(cfg))
 
 
-def _shown(cfg, monkeypatch, what: str) -> str:
-    """``config token`` / ``console-secret`` read in this process, with the environment ``_cli`` gives its
-    child (the rotations, what a running gateway must follow, run end to end through ``_cli``)."""
+def _in_process(cfg, monkeypatch, *args: str) -> subprocess.CompletedProcess[str]:
+    """``_cli`` through ``main`` in this process, with the environment ``_cli`` gives its child (the
+    rotations a running gateway must follow run end to end through ``_cli``)."""
     monkeypatch.setenv("SENTINEL_DATA_DIR", env_for(cfg)["SENTINEL_DATA_DIR"])
-    out = run_main(["-c", str(cfg), "config", what])
+    return run_main(["-c", str(cfg), "config", *args])
+
+
+def _shown(cfg, monkeypatch, what: str) -> str:
+    """``config token`` / ``console-secret``: what it prints."""
+    out = _in_process(cfg, monkeypatch, what)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
@@ -206,8 +211,7 @@ async def _mcp_status(http, base: str, token: str) -> int:
 
 def test_rotate_refuses_a_secret_the_config_sets(tmp_path, monkeypatch):
     cfg = write_config(tmp_path, http={"token": "configured-owner-token-0123456789"})
-    monkeypatch.setenv("SENTINEL_DATA_DIR", env_for(cfg)["SENTINEL_DATA_DIR"])
-    out = run_main(["-c", str(cfg), "config", "token", "--rotate"])  # in process: the refusal is main's
+    out = _in_process(cfg, monkeypatch, "token", "--rotate")  # the refusal is main's: no process needed
     assert out.returncode == 1 and "change it there and restart" in out.stderr, out.stderr
 
 
