@@ -16,6 +16,7 @@ import httpx2
 import pytest
 import uvicorn
 from tests.identity.identity_rig import ALICE, CAROL, OWNER_TOKEN, free_port, http_sentinel, write_config
+from tests.support.cli_in_process import run_main
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -61,10 +62,7 @@ def test_the_owner_token_is_generated_once_kept_0600_and_shown_by_the_cli(tmp_pa
     secret = first.console_secret
     assert secret and secret != first.owner_token and first.console_secret_file is not None
     assert secret in shown_now and secret not in shown_later and str(first.console_secret_file) in shown_later
-    out = subprocess.run(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg_file), "config", "console-secret"],
-        capture_output=True, text=True, timeout=60,
-    )
+    out = run_main(["-c", str(cfg_file), "config", "console-secret"])  # `config token` above ran end to end
     assert out.returncode == 0 and out.stdout.strip() == secret, out.stderr
     path.write_text("short\n")
     with pytest.raises(ConfigError, match="no usable token"):
@@ -452,7 +450,7 @@ async def test_health_details_are_the_operators(tmp_path):
                 assert r.status_code == 200 and r.json() == {"status": full["status"]}, (headers, r.text)
 
 
-def test_config_show_never_prints_a_value_expanded_from_the_environment(tmp_path):
+def test_config_show_never_prints_a_value_expanded_from_the_environment(tmp_path, monkeypatch):
     """Secrets reach a config through ``${VAR}`` in any string (an argument, a URL's query, an env value of
     any name): ``config show`` prints such a value as written (``${VAR}``), and an upstream's env and header
     values masked whatever their names, never the secret itself."""
@@ -466,10 +464,9 @@ def test_config_show_never_prints_a_value_expanded_from_the_environment(tmp_path
         },
         "sentinel": {"data_dir": str(tmp_path), "seeds": {"who": "${SHOWN_SECRET}"}},
     }))
-    out = subprocess.run(
-        [sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "config", "show"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "SHOWN_SECRET": "hunter2-xyz"},
-    )
+    # in process (test_config_show_masks_secrets runs `config show` end to end): the same environment variable
+    monkeypatch.setenv("SHOWN_SECRET", "hunter2-xyz")
+    out = run_main(["-c", str(cfg), "config", "show"])
     assert out.returncode == 0, out.stderr
     for leaked in ("hunter2-xyz", "literal-env-value", "literal-hdr"):
         assert leaked not in out.stdout, out.stdout

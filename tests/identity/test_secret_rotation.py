@@ -14,6 +14,7 @@ import httpx2
 import pytest
 from tests.console.console_rig import csrf_of
 from tests.identity.identity_rig import ALICE, env_for, http_sentinel, write_config
+from tests.support.cli_in_process import run_main
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.console.auth import ConsoleAuth
@@ -144,11 +145,25 @@ def _cli(cfg, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60, env=env_for(cfg))
 
 
-async def test_rotate_from_the_cli_reaches_a_running_gateway(tmp_path):
+def _in_process(cfg, monkeypatch, *args: str) -> subprocess.CompletedProcess[str]:
+    """``_cli`` through ``main`` in this process, with the environment ``_cli`` gives its child (the
+    rotations a running gateway must follow run end to end through ``_cli``)."""
+    monkeypatch.setenv("SENTINEL_DATA_DIR", env_for(cfg)["SENTINEL_DATA_DIR"])
+    return run_main(["-c", str(cfg), "config", *args])
+
+
+def _shown(cfg, monkeypatch, what: str) -> str:
+    """``config token`` / ``console-secret``: what it prints."""
+    out = _in_process(cfg, monkeypatch, what)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+async def test_rotate_from_the_cli_reaches_a_running_gateway(tmp_path, monkeypatch):
     """The real gateway over HTTP: the old token and the old console sign-in stop within about a second of
     ``config ... --rotate`` (waited for by polling, a bounded count of looks, never a fixed sleep)."""
     cfg = write_config(tmp_path)
-    token, secret = _cli(cfg, "token").stdout.strip(), _cli(cfg, "console-secret").stdout.strip()
+    token, secret = _shown(cfg, monkeypatch, "token"), _shown(cfg, monkeypatch, "console-secret")
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=30, follow_redirects=False) as http:
             health = await http.get(f"{base}/healthz", headers={"Authorization": f"Bearer {token}"})
@@ -194,13 +209,13 @@ async def _mcp_status(http, base: str, token: str) -> int:
     return r.status_code
 
 
-def test_rotate_refuses_a_secret_the_config_sets(tmp_path):
+def test_rotate_refuses_a_secret_the_config_sets(tmp_path, monkeypatch):
     cfg = write_config(tmp_path, http={"token": "configured-owner-token-0123456789"})
-    out = _cli(cfg, "token", "--rotate")
+    out = _in_process(cfg, monkeypatch, "token", "--rotate")  # the refusal is main's: no process needed
     assert out.returncode == 1 and "change it there and restart" in out.stderr, out.stderr
 
 
-async def test_a_stream_of_the_rotated_token_gets_nothing_more(tmp_path):
+async def test_a_stream_of_the_rotated_token_gets_nothing_more(tmp_path, monkeypatch):
     """The owner rotates a token that leaked while a call it made streams progress over HTTP (a stream, an
     A2A subscription, stays open for hours): the stream ends at its next chunk past the rotation, the call's
     result never reaching the old token's holder, as a revoked client certificate's stream ends
@@ -217,7 +232,7 @@ async def test_a_stream_of_the_rotated_token_gets_nothing_more(tmp_path):
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX]}
     cfg.write_text(json.dumps(body))
-    token = _cli(cfg, "token").stdout.strip()
+    token = _shown(cfg, monkeypatch, "token")
 
     async def streamed(secret: str, rotate: bool) -> list[dict]:
         got: list[dict] = []
@@ -239,7 +254,7 @@ async def test_a_stream_of_the_rotated_token_gets_nothing_more(tmp_path):
         cut = await streamed(token, rotate=True)
         assert not any(m.get("id") == 7 for m in cut), cut  # the result never reached the old token
         assert sum(m.get("method") == "notifications/progress" for m in cut) < 4, cut
-        new = _cli(cfg, "token").stdout.strip()
+        new = _shown(cfg, monkeypatch, "token")
         assert new != token
         again = await streamed(new, rotate=False)  # the new token's stream: whole
         assert again[-1].get("id") == 7 and "result" in again[-1], again

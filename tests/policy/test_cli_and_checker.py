@@ -1,7 +1,12 @@
-"""`sentinel-mcp check | query | facts` as a user runs them, and catalog checks of bindings and guards."""
+"""`sentinel-mcp check | query | facts` as a user runs them, and catalog checks of bindings and guards.
+
+Each command runs once end to end in its own interpreter (``cli``: ``python -m sentinel_mcp``, exit code and
+output as a shell sees them); the other cases call the same ``main`` in this process (``run_main``: the same
+parsing and command code, without a fresh interpreter's ~1 s of imports and engine start each)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -10,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.policy.policy_rig import BOOKINGS_PL, rig
+from tests.support.cli_in_process import run_main
 
 from sentinel_mcp.paths import PROJECT_ROOT
 from sentinel_mcp.policy.checker import check_files
@@ -38,9 +44,9 @@ def test_check_reports_file_and_line(tmp_path: Path) -> None:
     assert f"{bad}:3: error: call to undefined predicate missing_pred/1" in r.stdout
     assert f"{bad}:4: error: syntax error" in r.stdout
     assert "Traceback" not in r.stderr
-    good = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    good = run_main(["check", str(BOOKINGS_PL)])
     assert good.returncode == 0, good.stdout + good.stderr
-    missing = cli("check", str(tmp_path / "nope.pl"), cwd=tmp_path)
+    missing = run_main(["check", str(tmp_path / "nope.pl")])
     assert missing.returncode == 1 and "file not found" in missing.stdout
 
 
@@ -48,11 +54,11 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     import re
 
     line = re.compile(r"^(?P<file>[^\n]+):(?P<line>\d+): (?P<kind>error|warning): \S[^\n]*$")
-    clean = cli("check", str(BOOKINGS_PL), cwd=tmp_path)
+    clean = run_main(["check", str(BOOKINGS_PL)])
     assert (clean.returncode, clean.stdout) == (0, "")
     warn = tmp_path / "warn.pl"
     warn.write_text("ok(1). :- public ok/1.\n:- initialization(ok(1)).\n")
-    r = cli("check", str(warn), cwd=tmp_path)
+    r = run_main(["check", str(warn)])
     assert r.returncode == 1 and r.stdout.splitlines() == [r.stdout.strip()], (
         r.stdout
     )  # a warning is a problem
@@ -61,7 +67,7 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     # a missing file or a directory does not hide the problems of the files that can be read
     bad = tmp_path / "bad.pl"
     bad.write_text("ok(1).\nrule(X) :- ok(X\n")
-    r = cli("check", str(bad), str(tmp_path / "nope.pl"), str(tmp_path), cwd=tmp_path)
+    r = run_main(["check", str(bad), str(tmp_path / "nope.pl"), str(tmp_path)])
     assert r.returncode == 1 and "Traceback" not in r.stderr
     got = [line.match(x) for x in r.stdout.splitlines()]
     assert all(got) and len(got) == 3, r.stdout
@@ -74,9 +80,9 @@ def test_check_exit_codes_and_one_line_per_problem(tmp_path: Path) -> None:
     # usage errors: nothing to check, an unknown option, a config that does not exist
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"sentinel": {"rulebases": []}}))
-    assert cli("-c", str(empty), "check", cwd=tmp_path).returncode == 2
-    assert cli("check", "--no-such-option", cwd=tmp_path).returncode == 2
-    assert cli("-c", str(tmp_path / "none.json"), "check", str(bad), cwd=tmp_path).returncode == 2
+    assert run_main(["-c", str(empty), "check"]).returncode == 2
+    assert run_main(["check", "--no-such-option"]).returncode == 2
+    assert run_main(["-c", str(tmp_path / "none.json"), "check", str(bad)]).returncode == 2
 
 
 async def test_catalog_checks(tmp_path: Path) -> None:
@@ -122,14 +128,16 @@ async def test_query_and_facts_commands_on_the_store(tmp_path: Path) -> None:
         await r.guard.decide(r.port.call_of("bk__cancel_booking", {"booking_id": "BK-789"}, session_id="cli"))
     listed = cli("-c", str(config), "facts", cwd=tmp_path)
     assert listed.returncode == 0 and "cli\t" in listed.stdout
-    summary = cli("-c", str(config), "facts", "--session", "cli", cwd=tmp_path)
+    # in process on a thread: the command runs its own event loop (asyncio.run)
+    summary = await asyncio.to_thread(run_main, ["-c", str(config), "facts", "--session", "cli"])
     assert "booking_status('BK-789',confirmed)" in summary.stdout
     q = cli("-c", str(config), "query", "booking_status(B, S)", "--session", "cli", cwd=tmp_path)
     assert q.returncode == 0, q.stdout + q.stderr
     out = json.loads(q.stdout)
     assert out["status"] == "proved" and out["solutions"][0]["bindings"] == {"B": "BK-789", "S": "confirmed"}
     # without a gateway, a fact that is not stored cannot be fetched: the answer says so
-    q = cli("-c", str(config), "query", "booking_status('BK-456', S)", "--session", "cli", cwd=tmp_path)
+    unstored = ["-c", str(config), "query", "booking_status('BK-456', S)", "--session", "cli"]
+    q = await asyncio.to_thread(run_main, unstored)
     assert q.returncode == 1
     out = json.loads(q.stdout)
     assert out["status"] == "failed" and "no gateway" in out["missing"][0]
