@@ -147,12 +147,14 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             async with wire.lock:
                 for i in range(BUSY):
                     waiting.start_soon(asked, i)
-                    await wire.out.write(json.dumps({"jsonrpc": "2.0", "id": f"b-{i}", "method": "elicitation/create",
-                                                     "params": ELICIT}) + "\n")
+                    push = {"jsonrpc": "2.0", "id": f"b-{i}", "method": "elicitation/create",
+                            "params": ELICIT}
+                    await wire.out.write(json.dumps(push) + "\n")
                     await wire.out.flush()
                     await anyio.sleep(BUSY_GAP)
         text = json.dumps(got, sort_keys=True)
-        await wire.line(answer({"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}))
+        await wire.line(answer({"content": [{"type": "text", "text": text}],
+                                "structuredContent": {"result": text}}))
     elif name == "log_flood":  # FLOOD log lines at once, then the answer
         for i in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/message",
@@ -211,7 +213,8 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer", "busy_writer"}
+           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer",
+           "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
 BUSY, BUSY_GAP = 60, 0.15  # busy_writer: 9 s of pushes, never more than 0.15 s apart

@@ -24,7 +24,7 @@ from tests.gateway.hostile_stdio_upstream import BUSY
 from tests.gateway.test_lean_stdio import HOSTILE, _with_upstream
 
 pytestmark = pytest.mark.timeout(240)
-HEALTH = 2.0  # seconds between pings, and a ping's window: the upstream's stdout is held 9 s, a push each 0.15 s
+HEALTH = 2.0  # seconds between pings, and a ping's window (its stdout is held 9 s, a push each 0.15 s)
 
 
 def _cmdline(pid: int) -> bytes:
