@@ -217,7 +217,7 @@ ATTACKS = set(SURROGATES) | {
            "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
-BUSY, BUSY_GAP = 60, 0.15  # busy_writer: 9 s of pushes, never more than 0.15 s apart
+BUSY, BUSY_GAP = 100, 0.15  # busy_writer: 15 s of pushes, never more than 0.15 s apart
 FLOOD_URI = "hostile://flooded"
 # near spellings of a subscribed URI (case, a trailing slash, percent-encoding, spaces, an invisible
 # character, another scheme) and values that are no URI at all
