@@ -179,7 +179,10 @@ class _TappedStdout(ByteReceiveStream):
                 or stream._buffer or stream.at_eof()  # type: ignore[attr-defined]
                 or len(data) > CHUNK or len(data) > self.max_line or data.find(b"\n") != len(data) - 1):
             return False
-        return self.tap.answer(data)
+        if not self.tap.answer(data):
+            return False
+        self.tap.heard += 1
+        return True
 
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         budget = self.tap.budget
@@ -196,6 +199,7 @@ class _TappedStdout(ByteReceiveStream):
                 if not isinstance(e, (asyncio.CancelledError, GeneratorExit)):
                     self.tap.ended(type(e).__name__)
                 raise
+            self.tap.heard += 1
             newline = chunk.rfind(b"\n")
             self.line_bytes = len(chunk) - newline - 1 if newline >= 0 else self.line_bytes + len(chunk)
             if self.line_bytes > self.max_line:
@@ -293,6 +297,8 @@ class StdioTap:
         self.stdin: _SharedStdin | None = None
         self.gone: str | None = None  # the process's stdout ended: why
         self.budget: NoticeBudget | None = None  # its upstream's notices to nobody (pauses the reading)
+        # reads off its stdout so far: the process is alive and writing (``Upstream._pinged``)
+        self.heard = 0
 
     async def sift(self, lines: bytes) -> bytes:
         """Complete lines from stdout: the answers, progress and log lines of waiting lean calls are taken

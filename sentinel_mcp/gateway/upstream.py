@@ -7,6 +7,7 @@ timeout and the circuit breaker, and flags a dead connection so the supervisor r
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import random
@@ -409,8 +410,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             if client is None:
                 return
             try:
-                with anyio.fail_after(max(2.0, self.health_interval)):
-                    await client.send_ping()
+                await self._pinged(client)
             except MCPError as e:
                 if e.code == CONNECTION_CLOSED or "closed" in e.message.lower() or self._session_gone():
                     self.last_error = "session terminated" if self._session_gone() else "connection closed"
@@ -425,6 +425,30 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                 self.last_error = describe_error(e)
                 self._dead.set()
                 return
+
+    async def _pinged(self, client: Client) -> None:
+        """A ping answered; ``TimeoutError`` once a whole window (``health_interval``, 2 s at least) passed
+        in which the upstream said nothing at all. Its answer comes after everything it wrote before (a pipe
+        keeps order): one busy writing (a flood of its own requests, each handled before the answer is read,
+        on a loaded machine) answers late and is alive; cut, every call on its connection failed."""
+        window = max(2.0, self.health_interval)
+        ping = asyncio.ensure_future(client.send_ping())
+        try:
+            heard = self._heard()
+            while not (await asyncio.wait((ping,), timeout=window))[0]:
+                now = self._heard()
+                if now == heard:
+                    raise TimeoutError
+                heard = now
+            ping.result()
+        finally:
+            ping.cancel()
+
+    def _heard(self) -> int:
+        """What the upstream has said on this connection so far, counted: its requests, a stdio process's
+        reads off its stdout (its answers, notices, anything)."""
+        tap = self.lean.tap if isinstance(self.lean, StdioCaller) else None
+        return self.requests_heard + (tap.heard if tap is not None else 0)
 
     async def _listen_loop(self) -> None:
         """2026-era upstreams announce list changes only on a ``subscriptions/listen`` stream."""

@@ -91,6 +91,7 @@ class PushRelays:
     pushes_unrouted = 0
     # requests of a kind the connection was not told Sentinel answers, or of no known method, since the start
     pushes_undeclared = 0
+    requests_heard = 0  # every request it pushed, since the start: a sign of life (``Upstream._pinged``)
 
     @property
     def notice_pauses(self) -> int:
@@ -214,6 +215,7 @@ class PushRelays:
         """A request this upstream sent on a connection told Sentinel answers ``declared`` (kinds): None to
         answer it so (its callback routes it), else refused here, audited with the call it belongs to when
         one can be proved (``_push_target``), else with none (``undeclared_requests.py``)."""
+        self.requests_heard += 1
         cause = undeclared(method, declared, self.modern)
         if cause is None:
             return None

@@ -36,6 +36,12 @@ def progress_flood() -> str:
     return "not reached"
 
 @mcp.tool(annotations=RO)
+def busy_writer() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
+
+@mcp.tool(annotations=RO)
 def huge_answer() -> str:
     """Listed, as ``push_flood``."""
     return "not reached"
@@ -126,6 +132,29 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         text = json.dumps(got, sort_keys=True)
         counted = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
         await wire.line(answer(counted))
+    elif name == "busy_writer":  # BUSY pushes, one each BUSY_GAP seconds, its stdout held meanwhile: a ping's
+        # answer queues behind them (as behind a flood's backlog on a loaded machine), the pipe never silent
+        got = {}
+
+        async def asked(i: int) -> None:
+            send, receive = anyio.create_memory_object_stream[Any](1)
+            wire.answers[f"b-{i}"] = send
+            reply = await receive.receive()
+            kind = "error" if "error" in reply else str(reply.get("result", {}).get("action"))
+            got[kind] = got.get(kind, 0) + 1
+
+        async with anyio.create_task_group() as waiting:
+            async with wire.lock:
+                for i in range(BUSY):
+                    waiting.start_soon(asked, i)
+                    push = {"jsonrpc": "2.0", "id": f"b-{i}", "method": "elicitation/create",
+                            "params": ELICIT}
+                    await wire.out.write(json.dumps(push) + "\n")
+                    await wire.out.flush()
+                    await anyio.sleep(BUSY_GAP)
+        text = json.dumps(got, sort_keys=True)
+        await wire.line(answer({"content": [{"type": "text", "text": text}],
+                                "structuredContent": {"result": text}}))
     elif name == "log_flood":  # FLOOD log lines at once, then the answer
         for i in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/message",
@@ -184,9 +213,11 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
            "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer"}
+           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer",
+           "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
+BUSY, BUSY_GAP = 100, 0.15  # busy_writer: 15 s of pushes, never more than 0.15 s apart
 FLOOD_URI = "hostile://flooded"
 # near spellings of a subscribed URI (case, a trailing slash, percent-encoding, spaces, an invisible
 # character, another scheme) and values that are no URI at all

@@ -42,12 +42,12 @@ async def _nothing(*_: Any) -> None:
 RECONNECT_SECONDS = 0.25
 
 async def _with_upstream(cmd: list[str], body: Any, *, protocol: str, lean: bool = True,
-                         timeout: float = 60.0) -> Any:
+                         timeout: float = 60.0, health_interval: float = 3600) -> Any:
     os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the process is spawned
     try:
         target = StdioServer(command=cmd[0], args=cmd[1:], cwd=str(ROOT), protocol=protocol,  # type: ignore[arg-type]
                              timeout=timeout)
-        up = Upstream("tb", target, UpstreamHooks(catalog_changed=_nothing), health_interval=3600,
+        up = Upstream("tb", target, UpstreamHooks(catalog_changed=_nothing), health_interval=health_interval,
                       max_backoff=RECONNECT_SECONDS)
         async with anyio.create_task_group() as tg:
             tg.start_soon(up.run)

@@ -84,9 +84,15 @@ def test_a_flood_of_pushed_requests_is_bounded(lean: bool) -> None:
 
 async def test_a_flood_through_the_gateway_asks_the_client_a_bounded_number_at_once(data_dir) -> None:
     counting = Counting()
-    servers = {"h": {"command": HOSTILE[0], "args": HOSTILE[1:], "cwd": str(ROOT), "protocol": "legacy"}}
+    # a loaded machine starts its process (an interpreter, the SDK's imports) past the gateway's start-up wait
+    # (15 s) and even past the default connect_timeout (20 s): the call waits until its tool is listed
+    servers = {"h": {"command": HOSTILE[0], "args": HOSTILE[1:], "cwd": str(ROOT), "protocol": "legacy",
+                     "connect_timeout": 180}}
     async with running_gateway(make_config(data_dir, servers)) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=counting) as c:
+            with anyio.fail_after(180):
+                while "h__push_flood" not in {t.name for t in (await c.list_tools()).tools}:
+                    await anyio.sleep(0.2)
             r = await c.call_tool("h__push_flood", {})
             assert not r.is_error, r.content
             got = json.loads(r.content[0].text)
