@@ -437,12 +437,18 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             heard = self._heard()
             while not (await asyncio.wait((ping,), timeout=window))[0]:
                 now = self._heard()
-                if now == heard:
+                if now == heard and not self._reading_paused():
                     raise TimeoutError
                 heard = now
             ping.result()
         finally:
             ping.cancel()
+
+    def _reading_paused(self) -> bool:
+        """Its stdout not read for a while by Sentinel's own choice (too many notices to nobody:
+        ``notice_budget.py``): a silence of ours, not the upstream's."""
+        tap = self.lean.tap if isinstance(self.lean, StdioCaller) else None
+        return tap is not None and tap.budget is not None and bool(tap.budget.pause_until)
 
     def _heard(self) -> int:
         """What the upstream has said on this connection so far, counted: its requests, a stdio process's
