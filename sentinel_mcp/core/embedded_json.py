@@ -16,9 +16,27 @@ import re
 import sys
 from typing import Any
 
+class _Unlined(str):
+    """The text as the decoder reads it: a failed try's error counts no lines. ``JSONDecodeError`` counts the
+    newlines before where a try failed, from the text's start: the text's length a try, so many short failed
+    tries (``",[{"`` a hundred thousand times) cost the square of the text (seconds of the event loop)."""
+
+    __slots__ = ()
+
+    def count(self, *_: Any) -> int:  # type: ignore[override]
+        return 0
+
+    def rfind(self, *_: Any) -> int:  # type: ignore[override]
+        return -1
+
+
 _OBJECT_START = re.compile(r'\{\s*"|\[\s*[\[{"\d-]')  # an object with a key, an array of values
 _DECODER = json.JSONDecoder()
 FAILED_READING = 2
+# tries (at places an object could start, then at bracketed spans) a text is given at most: each is a decoder
+# call (~4 us here), so a 4 MB message of ``",[{"`` held the event loop ~6 s; past it the rest of the text is
+# read by the redactor's other patterns only (a split card after 20,000 decoys is kept: a known limit)
+MAX_TRIES = 20_000
 _HEIGHT = 2  # levels of brackets inside a span read by its brackets ({"parts": [{"p": "4111"}, ...]})
 
 
@@ -26,9 +44,14 @@ def json_objects(text: str) -> list[tuple[int, int, Any]]:
     """(start, end, value) of the JSON objects and arrays written inside a text, left to right, apart."""
     out: list[tuple[int, int, Any]] = []
     at, budget = 0, FAILED_READING * len(text) + 1024
+    doc = _Unlined(text)
+    tries = 0
     while budget > 0 and (m := _OBJECT_START.search(text, at)) is not None:
+        tries += 1
+        if tries > MAX_TRIES:
+            return out
         try:
-            value, end = _DECODER.raw_decode(text, m.start())
+            value, end = _DECODER.raw_decode(doc, m.start())
         except ValueError as e:
             budget -= max(getattr(e, "pos", m.end()), m.end()) - m.start()
             at = m.end() if budget > 0 else m.start()
@@ -40,16 +63,19 @@ def json_objects(text: str) -> list[tuple[int, int, Any]]:
         out.append((m.start(), end, value))
         at = end
     if budget <= 0:
-        out += _read_by_brackets(text, at)
+        out += _read_by_brackets(doc, at, MAX_TRIES - tries)
     return out
 
 
-def _read_by_brackets(text: str, at: int) -> list[tuple[int, int, Any]]:
+def _read_by_brackets(text: _Unlined, at: int, tries: int) -> list[tuple[int, int, Any]]:
     out: list[tuple[int, int, Any]] = []
     spans = set(_shallow_spans(text, at, True) + _shallow_spans(text, at, False))
     for a, b in sorted(spans, key=lambda s: (s[0], -s[1])):  # (outermost first at each start)
         if out and a < out[-1][1]:
             continue  # (inside one read already)
+        tries -= 1
+        if tries < 0:
+            break
         try:
             value, end = _DECODER.raw_decode(text, a)
         except (ValueError, RecursionError):
