@@ -38,9 +38,9 @@ from mcp.types import CallToolResult, InputRequiredResult, LoggingMessageNotific
 
 from sentinel_mcp.config import StdioServer
 from sentinel_mcp.core.json_text import compact_encoder
-from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.gateway import stdout_feed
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.lean_upstream import (
     CONNECTION_CLOSED,
     HANDSHAKE_IDS,

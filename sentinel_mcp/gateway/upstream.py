@@ -447,14 +447,12 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
     def _reading_paused(self) -> bool:
         """Its stdout not read for a while by Sentinel's own choice (too many notices to nobody:
         ``notice_budget.py``): a silence of ours, not the upstream's."""
-        tap = self.lean.tap if isinstance(self.lean, StdioCaller) else None
-        return tap is not None and tap.budget is not None and bool(tap.budget.pause_until)
+        return isinstance(self.lean, StdioCaller) and bool(self.notice_budget.pause_until)
 
     def _heard(self) -> int:
         """What the upstream has said on this connection so far, counted: its requests, a stdio process's
         reads off its stdout (its answers, notices, anything)."""
-        tap = self.lean.tap if isinstance(self.lean, StdioCaller) else None
-        return self.requests_heard + (tap.heard if tap is not None else 0)
+        return self.requests_heard + (self.lean.tap.heard if isinstance(self.lean, StdioCaller) else 0)
 
     async def _listen_loop(self) -> None:
         """2026-era upstreams announce list changes only on a ``subscriptions/listen`` stream."""

@@ -31,10 +31,10 @@ from mcp.types import (
 from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
-from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
 from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.midcall_answers import asked
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.core.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
@@ -401,11 +401,6 @@ class ResourceWatch:
     notice_budget: NoticeBudget
     notices: NoticeQueue
     updates_unsubscribed = 0  # "updated" for URIs nobody subscribed to here, dropped at once, since the start
-
-    @property
-    def notice_pauses(self) -> int:
-        """Times its reading paused past its budget of notices reaching no client (notice_budget.py)."""
-        return self.notice_budget.pauses
 
     @property
     def modern(self) -> bool:  # Upstream's: the era its connection speaks
