@@ -7,7 +7,7 @@ all of them only up to a bound, then goes on with whatever is ready (the rest jo
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from typing import Any, Awaitable, Callable
 
 import anyio
 
@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 # how long a request an upstream pushes before the gateway's record is open waits for it (the upstreams
 # connect while the gateway assembles: a refusal during a handshake is still written before it is answered)
 RECORD_WAIT_SECONDS = 60.0
+# refusals held waiting for the record at once; past it (a flood of pushes during a handshake) each is
+# answered at once and counted by (upstream, kind, cause), written when the record is attached: memory bounded
+MAX_REFUSALS_WAITING = 64
 # how soon an owner's `sentinel-mcp pins accept`, or a rulebase governing other names, reaches the catalog
 PINS_RECHECK_SECONDS = 2.0
 
@@ -38,6 +41,9 @@ class UpstreamManager:
         self._on_push_refused: Callable[[str, str, str, str, CallOf | None], Awaitable[None]] | None = None
         self._record_attached = anyio.Event()
         self.refusals_waiting = 0  # refused pushes held until the gateway's record is attached
+        # refused pushes past MAX_REFUSALS_WAITING before the record existed: (upstream, kind, cause) ->
+        # [why, how many]
+        self._refusals_counted: dict[tuple[str, str, str], list[Any]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
         # whether a principal other than the owner may call an upstream (by its name): one principal alone
@@ -104,6 +110,10 @@ class UpstreamManager:
 
     async def _push_refused(self, up: Upstream, kind: str, cause: str, why: str, call: CallOf | None) -> None:
         hook = self._on_push_refused
+        if hook is None and self.refusals_waiting >= MAX_REFUSALS_WAITING:
+            counted = self._refusals_counted.setdefault((up.name, kind, cause), [why, 0])
+            counted[1] += 1
+            return
         if hook is None:  # pushed during a handshake, before the gateway's record exists: it waits for it
             self.refusals_waiting += 1
             try:
@@ -116,6 +126,10 @@ class UpstreamManager:
                 log.error("upstream %r: a %s request refused (%s) before any record was attached: "
                           "not recorded", up.name, kind, cause)
                 return
+            held, self._refusals_counted = self._refusals_counted, {}
+            for (name, k, c), (w, n) in held.items():  # one at a time: push_refusals.py bounds the rows
+                for _ in range(n):
+                    await hook(name, k, c, w, None)
         await hook(up.name, kind, cause, why, call)
 
     async def run(self, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,

@@ -100,3 +100,35 @@ async def test_a_refusal_waiting_is_written_once_the_hook_is_attached() -> None:
         assert written == []  # not answered yet: it waits for the record
         manager.on_push_refused = record
     assert written == [("hs", "sampling", "unattributed")]
+
+
+async def test_a_flood_of_refusals_before_the_record_is_held_bounded_and_all_written() -> None:
+    """A hostile upstream pushing thousands of requests while the gateway assembles: at most
+    ``MAX_REFUSALS_WAITING`` wait (each a task held), the rest are answered at once and counted; every one is
+    written once the record is attached."""
+    manager = UpstreamManager()
+    written: list[tuple[str, str, str]] = []
+    most = 0
+
+    class Up:
+        name = "hs"
+
+    async def record(upstream: str, kind: str, cause: str, _why: str, _call: object) -> None:
+        written.append((upstream, kind, cause))
+
+    flood = 20 * upstream_manager.MAX_REFUSALS_WAITING
+    async with anyio.create_task_group() as tg:
+        for i in range(flood):
+            kind = ("roots", "sampling")[i % 2]
+            tg.start_soon(manager._push_refused, Up(), kind, "unattributed", "why", None)
+        with anyio.fail_after(10):
+            while manager.refusals_waiting < upstream_manager.MAX_REFUSALS_WAITING:
+                await anyio.sleep(0.01)
+        for _ in range(20):
+            await anyio.sleep(0)
+            most = max(most, manager.refusals_waiting)
+        assert written == []
+        manager.on_push_refused = record
+    assert most == upstream_manager.MAX_REFUSALS_WAITING
+    assert len(written) == flood and written.count(("hs", "roots", "unattributed")) == flood // 2
+    assert manager.refusals_waiting == 0
