@@ -31,6 +31,9 @@ RUN apt-get update \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /wheels
 RUN python -m pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
+# Sentinel's Prolog core precompiled by this stage's SWI-Prolog (the build stage has none), as root: the package
+# stays writable by root only (docs/policy-engine.md, "Sentinel's own core, precompiled")
+RUN python -m sentinel_mcp.policy.core_qlf
 RUN useradd --create-home --uid 10001 sentinel && mkdir -p /data /state && chown sentinel /data /state \
     && chmod 700 /state
 USER sentinel

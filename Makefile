@@ -50,8 +50,11 @@ setup: system $(VENV)/.installed
 
 # Sentinel's own modules compiled ahead (the install is editable): a shell with PYTHONDONTWRITEBYTECODE=1 or a
 # read-only checkout would otherwise compile them on every start, about 0.2 s of CPU (issue 21, cold start)
+# and Sentinel's Prolog core precompiled (.qlf) beside its sources, with their manifest (policy/core_qlf.py): what
+# a wheel's build does; the gateway never writes them, and loads them only while every source is the one built
 bytecode: setup
 	@$(BIN)/python -m compileall -q sentinel_mcp device_tools examples > /dev/null
+	@$(BIN)/python -m sentinel_mcp.policy.core_qlf
 
 # PostgreSQL in .cluster/, two replicas on it and haproxy in front (docs/cluster.md); Ctrl-C stops them all
 cluster: setup

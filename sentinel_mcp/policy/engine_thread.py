@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.policy.core_qlf import LOADER, load_plan
 from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError, thread_has_engine
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
@@ -51,6 +52,14 @@ _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 def thread_stack_limit(limit: int) -> int:
     """Set the calling thread's SWI-Prolog stack limit (bytes; it must have an engine); the limit it had."""
     return int(_SN_THREAD_STACK_LIMIT(int(limit)))
+
+
+def _load_core_goal() -> str:
+    """The core loaded into ``user``: from its .qlf when they are the ones built (core_qlf.py)."""
+    files, version = load_plan(CORE.parent)
+    listed = ", ".join(quote_atom(f) for f in files)
+    return (f"use_module({quote_atom(str(CORE.with_name(LOADER)))}, []), "
+            f"core_files:load_core(user:[{listed}], {version}, _)")
 
 
 class EngineError(PolicyError):
@@ -105,7 +114,7 @@ class EngineThread:
             from pyswip import Prolog
 
             prolog = Prolog()
-            list(prolog.query(f"use_module({quote_atom(str(CORE))})"))
+            list(prolog.query(_load_core_goal()))
             thread_stack_limit(ENGINE_STACK_BYTES)
         except BaseException as e:  # reported to start()
             self._start_error = e

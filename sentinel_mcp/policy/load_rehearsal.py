@@ -34,11 +34,11 @@ from typing import Any
 
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
+from sentinel_mcp.policy.core_qlf import core_arguments
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.rulebase_includes import loader_files
 
 SCRIPT = Path(__file__).with_name("prolog") / "load_rehearsal.pl"
-CORE = Path(__file__).with_name("prolog") / "sentinel_core.pl"
 REHEARSAL_SECONDS = 30.0
 READ_GRACE = 1.0  # seconds to read a verdict past its deadline (the child's own bounds are unchanged)
 MIN_C_STACK = 256 * 1024
@@ -174,7 +174,7 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
     # stdin a pipe held open until the verdict is read: the child ends when it reads its end (this process
     # gone, even by SIGKILL), so no rehearsal outlives the gateway that started it
     proc = await asyncio.create_subprocess_exec(
-        swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", str(CORE), str(child_c_stack()),
+        swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", *core_arguments(), str(child_c_stack()),
         str(LOAD_INFERENCE_LIMIT), json.dumps(loader_files([str(f) for f in files])),  # and their includes
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
@@ -208,6 +208,7 @@ async def _verdict(proc: asyncio.subprocess.Process, seconds: float, grace: floa
     if code == 0:
         try:
             found = json.loads(out)
+            log.debug("rehearsal's core loaded from %s", found["core"])
             return {"errors": list(found["errors"]), "warnings": list(found["warnings"])}
         except (ValueError, KeyError, TypeError):
             raise RehearsalFailed("the trial run's report could not be read") from None

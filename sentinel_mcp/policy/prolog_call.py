@@ -25,6 +25,7 @@ from typing import Any
 
 from sentinel_mcp.policy.prolog_text import to_prolog_chars
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.policy.swipl_location import import_pyswip_core
 
 # SWI-Prolog.h (9.x)
 _REP_UTF8 = 0x00100000
@@ -92,6 +93,7 @@ def native_in_use() -> bool:
 def _bind() -> Any:
     global _lib
     if _lib is None:
+        import_pyswip_core()  # as the engine imports it (its location, no init file): whichever comes first
         from pyswip.core import _lib as lib
 
         size_t, c_int, vp = ctypes.c_size_t, ctypes.c_int, ctypes.c_void_p

@@ -26,6 +26,7 @@ from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prol
 from sentinel_mcp.policy.rulebase_includes import loader_files
 from sentinel_mcp.policy.query_turns import QueryTurns, TooManyWaiting
 from sentinel_mcp.core.errors import PolicyError
+from sentinel_mcp.policy.core_qlf import core_arguments
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,10 @@ class QueryWorker:
             raise QueryWorkerError("swipl is not installed (apt-get install swi-prolog-nox)")
         stack_mb = max(16, self.budget.stack_bytes >> 20)
         proc = await asyncio.create_subprocess_exec(
-            exe, f"--stack-limit={stack_mb}m", "-q", "-g", "query_worker:main", "-t", "halt", str(WORKER),
+            # -f none: never the user's init file (as the engine and the rehearsal: what they load, it loads)
+            exe, "-f", "none", f"--stack-limit={stack_mb}m", "-q", "-g", "query_worker:main", "-t", "halt",
+            str(WORKER),
+            "--", *core_arguments(),  # the core's files (core_qlf.py)
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             limit=MAX_ANSWER_BYTES, preexec_fn=lambda: _limit_child(self.budget.address_space_bytes))
         return _Worker(proc)

@@ -17,6 +17,7 @@ way, a kept file that does not check out) leaves the search to pyswip, as before
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import logging
 import os
@@ -128,9 +129,48 @@ def _keep(swipl: list[Any], lib: Any, home: Any) -> None:
 
 
 def import_pyswip_core() -> None:
-    """Import ``pyswip.core`` (it loads and finds SWI-Prolog), with the kept location when there is one."""
+    """Import ``pyswip.core`` (it loads and finds SWI-Prolog), with the kept location when there is one, and
+    SWI-Prolog started without the user's init file (``_initialised_without_init_file``)."""
     if "pyswip.core" in sys.modules:
         return
+    pyswip = _package_alone()
+    _import_core()
+    _initialised_without_init_file(sys.modules["pyswip.core"], pyswip)
+
+
+def _package_alone() -> Any:
+    """The ``pyswip`` package registered with its ``__init__`` not run yet: that imports ``pyswip.prolog``,
+    which starts SWI-Prolog at once, before anything could change how."""
+    spec = importlib.util.find_spec("pyswip")
+    if spec is None or spec.loader is None:
+        raise ImportError("pyswip is not installed")
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["pyswip"] = package
+    return package
+
+
+def _initialised_without_init_file(core: Any, package: Any) -> None:
+    """pyswip starts SWI-Prolog (``PL_initialise``, when ``pyswip.prolog`` is imported) with no ``-f``: the
+    user's ``init.pl`` (``$XDG_CONFIG_HOME/swi-prolog``, ``~/.config/swi-prolog``) ran in the gateway's
+    engine, which could then load a rulebase otherwise than the rehearsal that checked it (``swipl -f
+    none``). ``-f none`` is added to what pyswip passes, then the package's ``__init__`` runs (it starts
+    SWI-Prolog)."""
+    start = core.PL_initialise
+
+    def initialise(argc: int, argv: list[str]) -> Any:
+        args = [*argv, "-f", "none"]
+        return start(len(args), args)
+
+    core.PL_initialise = initialise
+    try:
+        package.__spec__.loader.exec_module(package)
+    except BaseException:
+        for name in [n for n in sys.modules if n == "pyswip" or n.startswith("pyswip.")]:
+            del sys.modules[name]  # a later try imports it afresh, not half
+        raise
+
+
+def _import_core() -> None:
     # pyswip's own search runs ``swipl`` by name and loads the library it names into this process: only
     # on PATH entries no other account could change (``core/trusted_code.py``), for the import only
     with _environment(PATH=trusted_search_path()):

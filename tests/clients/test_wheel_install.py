@@ -203,6 +203,49 @@ async def test_wheel_in_a_fresh_venv_outside_the_checkout(fresh_venv: Path, tmp_
     await run_embedded_default([str(fresh_venv / "bin" / "sentinel-mcp")], env, tmp_path)
 
 
+CORE_LOADS = """
+import asyncio, hashlib, json
+from pathlib import Path
+from sentinel_mcp.policy import core_qlf, load_rehearsal, rulebase_includes
+from sentinel_mcp.policy.engine import shared_engine
+
+async def main():
+    engine = shared_engine()
+    how = await engine.json_query("core_files:core_loaded(H), sentinel_core:to_json_atom(json([h=H]), Out)")
+    shipped = core_qlf.PROLOG_DIR.parents[1] / "rulebases" / "airline.pl"
+    proc = await load_rehearsal._spawn([shipped], 60)
+    out = await proc.stdout.read()
+    proc.stdin.close()
+    await proc.wait()
+    print(core_qlf.PROLOG_DIR, how["h"], json.loads(out)["core"])
+
+asyncio.run(main())
+"""
+
+
+def test_the_wheel_carries_its_core_precompiled_and_loads_it(
+    wheel: Path, fresh_venv: Path, tmp_path: Path
+) -> None:
+    """setup.py's build compiles the core (policy/core_qlf.py): the wheel carries each module's .qlf and the
+    manifest, and the installed engine and a rehearsal child load them (no .qlf written there at run time)."""
+    from sentinel_mcp.policy.core_qlf import MANIFEST, MODULES
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    inside = "sentinel_mcp/policy/prolog"
+    assert {f"{inside}/{m}.qlf" for m in MODULES} | {f"{inside}/{MANIFEST}"} <= names
+    python = str(fresh_venv / "bin" / "python")
+    where = subprocess.run([python, "-c", "import sentinel_mcp.policy.core_qlf as c; print(c.PROLOG_DIR)"],
+                           env=user_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, check=True)
+    prolog = Path(where.stdout.strip())
+    before = {p.name: p.stat().st_mtime_ns for p in prolog.iterdir()}
+    out = subprocess.run([python, "-c", CORE_LOADS], env=user_env(tmp_path), cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(prolog), "qlf", "qlf"]
+    assert prolog.is_relative_to(fresh_venv)
+    assert {p.name: p.stat().st_mtime_ns for p in prolog.iterdir()} == before
+
+
 async def test_a_wheel_built_without_a_c_compiler_decides_through_ctypes(
     fresh_venv: Path, tmp_path: Path
 ) -> None:

@@ -14,11 +14,16 @@
                                                              -> the sn_client_query answer
 */
 :- module(query_worker, [main/0]).
-:- use_module(sentinel_core).
+:- use_module('core_files.pl', []).  % by its name with .pl: never a .qlf SWI-Prolog would look for
 :- use_module(library(http/json)).
 :- use_module(library(readutil)).
 
+%  The core's files and the SWI-Prolog their .qlf need are the last two arguments (policy/core_qlf.py)
 main :-
+    current_prolog_flag(argv, Argv),
+    append(_, [FilesJson, VersionText], Argv),
+    atom_json_term(FilesJson, Files, []), atom_number(VersionText, Version),
+    core_files:load_core(query_worker:Files, Version, _),
     set_prolog_flag(verbose, silent),
     ( catch(set_prolog_flag(quasi_quotations, false), _, true) -> true ; true ),
     set_stream(user_input, encoding(utf8)),
