@@ -54,9 +54,13 @@ from sentinel_mcp.app.parse_refusals import (
     refusal_answer,
 )
 from sentinel_mcp.core.deployment_caps import cap
+from sentinel_mcp.core.safe_headers import SAFE_HEAD_LINES
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 log = logging.getLogger(__name__)
+# in every head a layer of ours wrote (``app/safe_headers.py`` puts it in every answer it sees)
+_MARK = b"\r\nx-content-type-options:"
+_INTERNAL_ERROR = b"HTTP/1.1 500 "
 MAX_HEAD_BYTES = 16 * 1024  # h11's max_incomplete_event_size, uvicorn's default with h11
 # a request is read in bounded time: its head within HEAD_SECONDS of its first byte (or of the connection),
 # its body within BODY_SECONDS of its head. uvicorn bounds neither, so a client sending a header line every
@@ -118,6 +122,12 @@ class HeadHoldingTransport:
             if self.head_lines:
                 data = data[:-2] + self.head_lines + b"\r\n"
                 self.head_lines = b""
+            elif data.startswith(_INTERNAL_ERROR) and _MARK not in data.lower():
+                # a 500 no layer of ours wrote: uvicorn's own, after the app raised past every boundary or
+                # answered nothing, sent by uvicorn itself, never through ``SafeHeaders``. Every other head
+                # of an app passes that layer (only heads without ``head_lines`` are looked at: never the
+                # lean path's)
+                data = data[:-2] + SAFE_HEAD_LINES + b"\r\n"
             unread = self.body_unread
             if unread is not None and unread() and b"\r\nconnection: close\r\n" not in data:
                 data = data[:-2] + b"connection: close\r\n\r\n"

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from mcp.server._streamable_http_modern import _SingleExchangeDispatchContext, _write
+from mcp.server._streamable_http_modern import _write
 from mcp.server.connection import Connection
 from mcp.server.runner import modern_error_data
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
@@ -45,7 +45,7 @@ from sentinel_mcp.app.param_header_check import ParamHeaderCheck
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.media_type import CANONICAL
 from sentinel_mcp.gateway.plain_calls import PlainCalls
-from sentinel_mcp.gateway.quick_event import new_event
+from sentinel_mcp.app.one_exchange_context import OneExchangeContext
 from sentinel_mcp.gateway.unspanned_kernel import serve_call
 
 if TYPE_CHECKING:
@@ -101,10 +101,9 @@ class LeanCalls:
             if schema is not None and self.param_headers.refusal(schema, arguments, headers) is not None:
                 return await self.app(scope, receive, send)  # the SDK writes the rejection
         request = Request(scope, receive)
-        dctx = _SingleExchangeDispatchContext(
-            transport=TransportContext(kind="streamable-http", can_send_request=False, headers=headers),
-            request_id=rid, message_metadata=ServerMessageMetadata(request_context=request),
-            cancel_requested=new_event())
+        dctx = OneExchangeContext(
+            TransportContext(kind="streamable-http", can_send_request=False, headers=headers), rid,
+            ServerMessageMetadata(request_context=request))
         connection = self.plain.connection(params)  # plain params: a kept envelope, no second check
         checked = connection is not None
         if connection is None:

@@ -414,8 +414,9 @@ async def _assembled(
     gateway.guard = guard
     services.guard = guard
     manager.catalog.governed = guard.governed_names
-    # upstreams listed before the guard was there: built without the names it governs
-    if manager.catalog.governance_moved():
+    # upstreams listed before the guard was there: built without the names it governs (none while the
+    # manager's start-up wait lasts: its one build follows, with them)
+    if not manager.starting and manager.catalog.governance_moved():
         manager.catalog.rebuild(manager.upstreams.values())
     seal, nonce_db = None, None
     if shared is not None:

@@ -17,7 +17,7 @@ the pre-built pairs added to the answer's headers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -64,9 +64,11 @@ class SafeHeaders:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # nothing to do after the inner app: its awaitable is handed back, not awaited in a coroutine of this
+        # layer's, which each resumption of the request's task would run through (issue 21)
         if scope["type"] == "lifespan":
-            return await self.app(scope, receive, send)
+            return self.app(scope, receive, send)
 
         holder = scope.get(HEAD_HOLDER_KEY)  # the front's own protocol: it joins the lines to the head
 
@@ -84,4 +86,4 @@ class SafeHeaders:
                 message = {**message, "headers": with_safe_headers(headers)}
             await send(message)
 
-        await self.app(scope, receive, sending)
+        return self.app(scope, receive, sending)

@@ -191,6 +191,9 @@ def http_server(config: Config, host: str, port: int) -> Any:
     return _Server(
         uvicorn.Config(
             failure,
+            # the outer layers hand back the inner app's awaitable from a plain ``__call__``, which uvicorn's
+            # "auto" would take for an ASGI 2 app
+            interface="asgi3",
             host=host,
             port=port,
             log_level="warning",

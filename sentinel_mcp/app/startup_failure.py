@@ -36,10 +36,15 @@ class StartupFailure:
         self.app = app
         self.error: SentinelError | None = None
 
-    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+    def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> Awaitable[None]:
+        # a request passes through: the inner app's awaitable is handed back, not awaited in a coroutine of
+        # this layer's, which each resumption of the request's task would run through (issue 21). uvicorn is
+        # told the interface (``serve.py``): it would take a plain ``__call__`` for ASGI 2
         if scope["type"] != "lifespan":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)  # type: ignore[no-any-return]
+        return self._lifespan(scope, receive, send)
+
+    async def _lifespan(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
         held: list[dict[str, Any]] = []
 
         async def holding(message: dict[str, Any]) -> None:

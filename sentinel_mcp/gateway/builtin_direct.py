@@ -32,18 +32,16 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-import anyio
 from mcp import Client
 from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner
 from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.session import _input_required_unexpected
 from mcp.shared.dispatcher import CallOptions
-from mcp.shared.exceptions import MCPError, NoBackChannelError
+from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.transport_context import TransportContext
 from mcp.types import (
@@ -58,7 +56,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from sentinel_mcp import __version__
 from sentinel_mcp.core.running_loop import running_loop
 from sentinel_mcp.core.errors import GatewayError
-from sentinel_mcp.gateway.quick_event import new_event
+from sentinel_mcp.gateway.lazy_cancel_context import LazyCancelContext
 from sentinel_mcp.gateway.step_deadline import StepDeadline
 from sentinel_mcp.gateway.unspanned_kernel import UnspannedRunner, serve_checked_call, span_records_nothing
 
@@ -103,22 +101,23 @@ def lowlevel(server: Any) -> Any:
     return inner if inner is not None else server
 
 
-@dataclass
-class _CallContext:
+class _CallContext(LazyCancelContext):
     """A ``DispatchContext`` for one direct call: progress and log lines go to the caller; no back channel."""
 
-    request_id: int
-    on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None
-    on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]]
-    transport: TransportContext = _TRANSPORT
-    message_metadata: None = None
-    cancel_requested: anyio.Event = field(default_factory=new_event)
-    can_send_request: bool = False
+    __slots__ = ("request_id", "on_progress", "on_log")
+    transport = _TRANSPORT
+    message_metadata = None
 
-    async def send_raw_request(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> dict[str, Any]:
-        raise NoBackChannelError(method)
+    def __init__(
+        self,
+        request_id: int,
+        on_progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+        on_log: Callable[[LoggingMessageNotificationParams], Awaitable[None]],
+    ) -> None:
+        self.request_id = request_id
+        self.on_progress = on_progress
+        self.on_log = on_log
+        self._cancel = None
 
     async def notify(
         self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None

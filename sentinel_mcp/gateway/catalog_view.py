@@ -34,7 +34,9 @@ from sentinel_mcp.core.display_text import Marked, compose
 from sentinel_mcp.core.echoed_text import ECHO_LIMIT, echoed
 from sentinel_mcp.core.port import NotInCatalog
 from sentinel_mcp.core.tool_ref import ToolRef
+from sentinel_mcp.gateway.catalog import PromptRoute
 from sentinel_mcp.gateway.consent_gate import ConsentGate
+from sentinel_mcp.gateway.first_connections import first_connecting, until_first_listed
 from sentinel_mcp.gateway.foreign_resources import without_foreign_contents
 from sentinel_mcp.gateway.principal_sessions import on_own_session
 from sentinel_mcp.gateway.result_shape import ResultRefused, too_many_blocks
@@ -100,6 +102,15 @@ class CatalogView:
             yield
         finally:
             self._give_place(principal.name)
+
+    async def _after_first_connections(self, principal: Principal, found: Callable[[], bool]) -> bool:
+        """A resource or prompt not there: wait for the first connections of the upstreams ``principal`` may
+        read, or until ``found()`` (first_connections.py), the wait counted among its requests; True if there
+        were any (look it up again)."""
+        if not first_connecting(self.manager.upstreams.values(), principal.may_read):
+            return False
+        with self._request_held(principal):
+            return await until_first_listed(self.manager.upstreams.values(), principal.may_read, found)
 
     # ------------------------------------------------------------------ tools
     def find_tool(self, name: str) -> Tool | None:
@@ -231,7 +242,13 @@ class CatalogView:
     async def read_resource(
         self, uri: str, principal: Principal, client: str | None, *, session: str = ""
     ) -> ReadResourceResult:
-        up = self.resource_upstream(uri, principal)
+        try:
+            up = self.resource_upstream(uri, principal)
+        except NotInCatalog:  # perhaps one of an upstream still making its first connection's
+            if not await self._after_first_connections(principal,
+                                                       lambda: self.may_read_resource(uri, principal)):
+                raise
+            up = self.resource_upstream(uri, principal)
         # a built-in scopes what it shows to the caller (its builds, its conversation), as for its tools; no
         # session given ("") names none, and a built-in shows no session's state for it
         meta = (
@@ -261,11 +278,19 @@ class CatalogView:
             result = result.model_copy(update={"contents": contents})
         return without_upstream_stamp(result)
 
+    def _prompt_route(self, name: str, principal: Principal) -> PromptRoute | None:
+        """The prompt's route, if ``principal`` may read its upstream."""
+        route = self.manager.catalog.prompts.get(name)
+        return route if route is not None and principal.may_read(route.upstream) else None
+
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None, principal: Principal
     ) -> GetPromptResult:
-        route = self.manager.catalog.prompts.get(name)
-        if route is None or not principal.may_read(route.upstream):
+        route = self._prompt_route(name, principal)
+        if route is None and await self._after_first_connections(
+                principal, lambda: self._prompt_route(name, principal) is not None):
+            route = self._prompt_route(name, principal)
+        if route is None:
             raise NotInCatalog(name)
         with self._request_held(principal):
             up = self.manager.upstreams[route.upstream]

@@ -59,6 +59,7 @@ from sentinel_mcp.gateway.decide_step import DecideStep, _proof_of, answered_of
 from sentinel_mcp.gateway.midcall_answers import AcceptGate, MidCallRefusal, lapsed
 from sentinel_mcp.gateway.call_preview import CallPreview
 from sentinel_mcp.gateway.answer_refusals import AnswerRefusals
+from sentinel_mcp.gateway.first_connections import until_first_listed
 from sentinel_mcp.gateway.idle_loop import loop_is_idle
 from sentinel_mcp.gateway.judged_arguments import JudgedArguments
 from sentinel_mcp.gateway.observe_step import ObserveStep, error_result
@@ -327,6 +328,9 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         self, rec: CallRecord, req: CallRequest, call: ToolCall, route: ToolRoute
     ) -> Outcome:
         """Decide, forward, observe."""
+        # the rulebase in charge now decides: one reloaded while the call waited (its first connection, its
+        # conversation's earlier writes: ``in_turns``) is the one its record names
+        rec.policy_version = self.guard.version
         decision = await self._decide(rec, req, call, route)
         if not isinstance(decision, Allow):
             return decision
@@ -338,15 +342,13 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
     async def _route(self, rec: CallRecord, req: CallRequest, who: Principal) -> ToolRoute | Refused:
         """The catalog's route for the name, if this principal may reach it; else the call is an unknown tool.
         """
-        # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
-        catalog = self.manager.catalog
-        origin = req.origin
-        route = catalog.route(req.name, by_identity=True) if origin == "solver" else catalog.route(req.name)
-        if route is None and origin == "builtin":
-            route = catalog.route(req.name, by_identity=True)
-        reachable = route is not None and (  # a built-in's call for a caller (a build's model): its reach
-            origin == "solver" or (origin == "builtin" and req.principal is None)
-            or who.may_reach(route.upstream, route.tool))
+        route, reachable = self._lookup(req, who)
+        # not there while an upstream it may reach still makes its first connection: the name may be one of
+        # its, looked up again once it is there or those attempts are over (first_connections.py); never for
+        # the policy's own fetches (they name tools it already knows)
+        if not reachable and req.origin != "solver" and await until_first_listed(
+                self.manager.upstreams.values(), who.may_reach_some, lambda: self._lookup(req, who)[1]):
+            route, reachable = self._lookup(req, who)
         if route is None or not reachable:
             # a tool the caller may not reach is as unknown to it as a tool that does not exist
             await rec.final(
@@ -365,6 +367,18 @@ class Gateway(DecideStep, ObserveStep, CatalogView, AnswerRefusals, CallPreview,
         # argument names the tool declares secret: the audit log's redactor masks them in every row
         rec.base["sensitive"] = route.sensitive
         return route
+
+    def _lookup(self, req: CallRequest, who: Principal) -> tuple[ToolRoute | None, bool]:
+        """The catalog's route for the name, and whether ``who`` may reach it."""
+        # the policy's own fetches name tools by identity (what rules bind to); everyone else by exposed name
+        catalog = self.manager.catalog
+        origin = req.origin
+        route = catalog.route(req.name, by_identity=True) if origin == "solver" else catalog.route(req.name)
+        if route is None and origin == "builtin":
+            route = catalog.route(req.name, by_identity=True)
+        return route, route is not None and (  # a built-in's call for a caller (a build's model): its reach
+            origin == "solver" or (origin == "builtin" and req.principal is None)
+            or who.may_reach(route.upstream, route.tool))
 
     async def _validate(
         self, rec: CallRecord, req: CallRequest, who: Principal, route: ToolRoute

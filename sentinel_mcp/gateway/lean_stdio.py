@@ -187,9 +187,7 @@ class _TappedStdout(ByteReceiveStream):
     async def receive(self, max_bytes: int = CHUNK) -> bytes:
         budget = self.tap.budget
         if budget is not None and budget.pause_until:  # it sent too many notices to nobody (notice_budget.py)
-            wait = budget.wait()
-            if wait > 0:
-                await anyio.sleep(wait)
+            await budget.paced()
         while True:
             if self.overlong is not None:
                 raise anyio.BrokenResourceError(self.overlong)

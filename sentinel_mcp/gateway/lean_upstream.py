@@ -53,6 +53,7 @@ from sentinel_mcp.gateway.plain_upstream_result import (
     plain_call_result,
     surrogate_free,
 )
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
 from sentinel_mcp.gateway.lean_event_stream import INVALID_REQUEST as INVALID_REQUEST
@@ -132,6 +133,7 @@ class LeanCaller(StreamRequests):
         self._cancels: set[asyncio.Task[None]] = set()
         self.url = ""  # where the pool posts, and the connection's cookie jar (both set by lean_caller)
         self.jar: Any = None
+        self.budget: NoticeBudget | None = None  # its upstream's notices to nobody (pauses a call's stream)
 
     def usable(self, client: Client | None) -> bool:
         """Still the connection this was made for, still on its era."""
@@ -328,6 +330,9 @@ class LeanCaller(StreamRequests):
                 msg = _parse(event.data)
                 if isinstance(msg, dict) and "method" in msg and "id" not in msg:
                     await self._notification(msg, rid, on_log, on_progress, on_notice)
+                    budget = self.budget
+                    if budget is not None and budget.pause_until:  # past it: the stream is read no further
+                        await budget.paced()  # for now, the upstream waits at its write (notice_budget.py)
                     continue
                 if isinstance(msg, dict) and "method" in msg:
                     # on 2026-07-28 refused (the era asks by input request), audited, and said to the

@@ -1,22 +1,26 @@
-"""How many notices reaching no client an upstream may send a second before its stdout is read more slowly.
+"""How many notices reaching no client an upstream may send a second before it is read more slowly.
 
-Each notice is dropped and counted (a progress report for a call that has ended, a log line naming no call,
-a resource update nobody subscribed to, a list change: ``upstream_relays.py``, ``upstream_listing.py``), yet
-its line is still read, parsed and handed to a task of its own: an stdio upstream writing them as fast as its
-pipe took them held the event loop for most of its time (every other client's calls, through every other
-upstream, went at a third of their pace) and queued its own answers behind the flood. Past ``BURST`` notices
-and then ``PER_SECOND``, the reading of its stdout pauses until the budget has room again
-(``lean_stdio._TappedStdout``): the pipe fills and the upstream waits at its own write, so the flood costs the
+Each notice is dropped and counted (a progress report for a call that has ended or whose client asked for
+none, a log line naming no call, a resource update nobody subscribed to, a list change:
+``upstream_relays.py``, ``upstream_listing.py``, ``upstream_calls.py``; a line that is no message, an answer
+to no request waiting: ``paced_reading.py``), yet its line is still read, parsed and handed on: an stdio
+upstream writing them as fast as its pipe took them held the event loop for most of its time (every other
+client's calls, through every other upstream, went at a third of their pace) and queued its own answers behind
+the flood. Past ``BURST`` notices and then ``PER_SECOND``, the reading of the upstream pauses until the budget
+has room again, down every road: the lean stdio tap (``lean_stdio._TappedStdout``), a lean HTTP call's event
+stream (``lean_upstream``), the SDK transport's hand over to its session (``paced_reading.py``: stdio, SSE,
+streamable HTTP). The pipe or socket fills and the upstream waits at its own write, so the flood costs the
 gateway at most the budget's rate; it costs the upstream its own answers' time, and nothing is dropped for the
-pause. Said in the log at a cadence and counted (``pauses``: /metrics, ``UpstreamHealth.notice_pauses``);
-when the upstream behaves again the budget fills up and it is read as before. An HTTP or SSE upstream, or an
-stdio one down the SDK's own reader (``SENTINEL_LEAN_UPSTREAM=off``), is counted against it, never paused.
+pause. Said in the log at a cadence and counted (``pauses``: /metrics, ``UpstreamHealth.notice_pauses``); when
+the upstream behaves again the budget fills up and it is read as before.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+
+import anyio
 
 from sentinel_mcp.core.log_cadence import worth_saying
 
@@ -42,10 +46,10 @@ class NoticeBudget:
         self.pause_until = 0.0
         self.pauses = 0  # times its reading paused, since the start
 
-    def spend(self) -> None:
-        """One notice that reaches no client: past the budget, its reading pauses until there is room."""
+    def spend(self, n: int = 1) -> None:
+        """``n`` notices that reach no client: past the budget, its reading pauses until there is room."""
         now = time.monotonic()
-        self._room = min(float(self.burst), self._room + (now - self._at) * self.per_second) - 1.0
+        self._room = min(float(self.burst), self._room + (now - self._at) * self.per_second) - n
         self._at = now
         if self._room >= 0:
             return
@@ -65,3 +69,10 @@ class NoticeBudget:
             self.pause_until = 0.0
             return 0.0
         return left
+
+    async def paced(self) -> None:
+        """Wait out a pause, if one is on (a reader's step before its next read)."""
+        if self.pause_until:
+            wait = self.wait()
+            if wait > 0:
+                await anyio.sleep(wait)

@@ -9,6 +9,7 @@ succeeds)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -17,12 +18,19 @@ from mcp.types import INVALID_REQUEST
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 
-async def one_handshake(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+def one_handshake(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Awaitable[HandlerResult]:
+    # the next link's awaitable is handed back, not awaited in a coroutine of this middleware's, which each
+    # resumption of the request's task would run through (issue 21; the SDK's ``_apply_middleware`` hands
+    # back what a middleware returns); the refusal raises where the chain is awaited, as it did
     # a 2026-era connection has no handshake: its ``initialize`` is the SDK's to refuse
     if (ctx.method == "initialize" and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
             and ctx.session.client_params is not None):
         if ctx.request_id is None:  # a notification: no one to answer, and a raise is a logged traceback
-            return None
+            return _nothing()
         raise MCPError(code=INVALID_REQUEST, message="this connection is already initialized; its "
                        "protocol version, client and capabilities stay as first negotiated")
-    return await call_next(ctx)
+    return call_next(ctx)
+
+
+async def _nothing() -> HandlerResult:
+    return None

@@ -22,6 +22,7 @@ import anyio
 from mcp import Client, MCPDeprecationWarning
 from mcp.client import IncomingMessage
 from mcp.shared.exceptions import MCPError
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.types import (
     CallToolResult,
     DiscoverResult,
@@ -75,6 +76,9 @@ warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
 __all__ = ["BuiltinTarget", "CallerLink", "Target", "Upstream", "UpstreamCallError", "UpstreamHooks",
            "UpstreamStatus", "UpstreamUnavailable"]
 log = logging.getLogger(__name__)
+# health windows in a row an upstream may write, all read, without answering the ping (a busy one's late
+# answer comes within a few)
+PING_PATIENCE = 6
 
 State = Literal["connecting", "ready", "backoff", "stopped"]
 
@@ -140,7 +144,14 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         # a stdio upstream's process was spawned (or could not be), or the first attempt ended: see
         # app/runtime.py
         self.launched = anyio.Event()
+        # the first connect attempt's outcome is in the catalog (its tools, or it failed), or it was stopped:
+        # a call for a name not there stops waiting for it (first_connections.py); ``first_deadline``: when
+        # that attempt's connect_timeout ends (anyio's clock), set as it starts
+        self.first_listed = anyio.Event()
+        self.first_deadline: float | None = None
         self._init_lazy(target)
+        if self._described is not None:  # its recorded tools are in the catalog from the start
+            self.first_listed.set()
         self._dead = anyio.Event()
         self._stop = anyio.Event()
         # calls that take turns (``_serialized``): one client session's overlap, other callers wait
@@ -150,8 +161,10 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.callers = ConnectionCallers()
         self._waiting_pushes = PushShares()  # pushed requests waiting for answers, by principal
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
-        self.notices = NoticeQueue(name)
         self.notice_budget = NoticeBudget(name)  # notices that reach no client, a second (notice_budget.py)
+        # what it drops is not charged to the upstream's budget: a client reading slowly (another principal's,
+        # on a shared upstream) would pause the upstream's reading for every principal's calls
+        self.notices = NoticeQueue(name)
         limit = getattr(target, "max_in_flight", None)
         self._slots = FairSlots(limit) if limit else None  # calls sent to it at once, shared fairly
         self.waiting_for_slot = 0
@@ -278,6 +291,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             self.state = "stopped"
             return
         attempt = 0
+        self.first_deadline = anyio.current_time() + getattr(self.target, "connect_timeout", 20.0)
         while not self._stop.is_set():
             self.state = "connecting"
             await self._notify_state()
@@ -290,6 +304,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             finally:
                 self.settled.set()
                 self.launched.set()
+                self.first_listed.set()
                 self._mark_disconnected()
             if self._stop.is_set():
                 break
@@ -315,7 +330,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             try:
                 # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
                 screen = partial(self.screen_request, self.declared_kinds)
-                await self._serve(make_client(self.target, mode, self._callbacks(), session, screen), mode,
+                await self._serve(make_client(self.target, mode, self._callbacks(), session, screen,
+                                              self.notice_budget, self._asked), mode,
                                   session, taps)
                 return
             except HandshakeRejected as e:
@@ -352,6 +368,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                         self.lean = StdioCaller(taps[-1].tap, client)
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
+                        if isinstance(self.lean, LeanCaller):
+                            self.lean.budget = self.notice_budget
                     self.callers.reset()  # a new connection: nothing called on it can push
                     self.roots_given_to = None  # nor was it given any roots
                     self.client = client
@@ -372,6 +390,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     )
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
+                    self.first_listed.set()  # after the rebuild: a call waiting for it finds its tools
                     async with anyio.create_task_group() as tg:
                         self._tg = tg
                         tg.start_soon(self._health_loop, tg.cancel_scope)
@@ -417,8 +436,8 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     self._dead.set()
                     return
                 # e.g. a server that does not implement ping: alive enough
-            except TimeoutError:
-                self.last_error = "health check timed out"
+            except TimeoutError as e:
+                self.last_error = str(e) or "health check timed out"
                 self._dead.set()
                 return
             except Exception as e:  # noqa: BLE001
@@ -430,24 +449,40 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         """A ping answered; ``TimeoutError`` once a whole window (``health_interval``, 2 s at least) passed
         in which the upstream said nothing at all. Its answer comes after everything it wrote before (a pipe
         keeps order): one busy writing (a flood of its own requests, each handled before the answer is read,
-        on a loaded machine) answers late and is alive; cut, every call on its connection failed."""
+        on a loaded machine) answers late and is alive; cut, every call on its connection failed. But one
+        that writes on through ``PING_PATIENCE`` windows read in full, and never answers, is not answering
+        (it was kept for ever, shown ready)."""
         window = max(2.0, self.health_interval)
         ping = asyncio.ensure_future(client.send_ping())
         try:
-            heard = self._heard()
+            heard, busy = self._heard(), 0
             while not (await asyncio.wait((ping,), timeout=window))[0]:
                 now = self._heard()
-                if now == heard and not self._reading_paused():
+                silent, heard = now == heard, now
+                if self._reading_paused():
+                    continue  # our silence, not its: the answer may wait behind what we have not read
+                if silent:
                     raise TimeoutError
-                heard = now
+                busy += 1
+                if busy >= PING_PATIENCE:  # it writes, we read, and it never answers: it does not answer
+                    raise TimeoutError(f"health check not answered in {busy * window:.0f}s while it kept "
+                                       "writing")
             ping.result()
         finally:
             ping.cancel()
 
+    def _asked(self, rid: Any) -> bool:
+        """Whether a request of id ``rid`` waits for its answer on the SDK's session (an answer to none
+        reaches no client: ``paced_reading.py``); before the session is up, every answer is taken as asked."""
+        client = self.client
+        # the SDK's own table of requests waiting (a dispatcher without one: nothing to tell, nothing charged)
+        pending = getattr(client.session._dispatcher, "_pending", None) if client is not None else None
+        return pending is None or coerce_request_id(rid) in pending
+
     def _reading_paused(self) -> bool:
-        """Its stdout not read for a while by Sentinel's own choice (too many notices to nobody:
+        """It is not read for a while by Sentinel's own choice (too many notices to nobody, on whichever road:
         ``notice_budget.py``): a silence of ours, not the upstream's."""
-        return isinstance(self.lean, StdioCaller) and bool(self.notice_budget.pause_until)
+        return bool(self.notice_budget.pause_until)
 
     def _heard(self) -> int:
         """What the upstream has said on this connection so far, counted: its requests, a stdio process's
@@ -491,6 +526,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
 
     async def stop(self) -> None:
         self._stop.set()
+        self.first_listed.set()  # no call waits for an upstream being stopped
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, Exception):

@@ -29,6 +29,7 @@ from sentinel_mcp.gateway.slow_call_breakers import SlowCallBreakers
 from sentinel_mcp.gateway.lean_stdio import StdioCaller
 from sentinel_mcp.gateway.result_shape import ResultRefused
 from sentinel_mcp.gateway.lean_upstream import INVALID_REQUEST, HttpSession, LeanCaller
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
 from sentinel_mcp.core.own_voice import attributed_line
 from sentinel_mcp.gateway.party_turns import PartyTurns
@@ -79,6 +80,7 @@ class UpstreamCalls:
 
     name: str
     notices: NoticeQueue
+    notice_budget: NoticeBudget
     _slots: FairSlots | None  # ``max_in_flight``, when the config sets it (shared fairly by principals)
     waiting_for_slot: int
     target: Any
@@ -264,7 +266,9 @@ class UpstreamCalls:
         questions over stdio (and SSE) name no call, so they are routed only while the calls in flight are one
         party's; a lean call reads the upstream's requests on its own stream and answers them for itself, so
         it runs beside others. ``"concurrent"`` in the config says either way for every call."""
-        if self.modern:
+        # a built-in's direct calls exist only on a handshake-era connection (``direct_path``): not asked
+        # again through the five properties down to the session's version (issue 21)
+        if self.direct is None and self.modern:
             return False
         concurrent = getattr(self.target, "concurrent", None)
         if concurrent is not None:
@@ -310,12 +314,14 @@ class UpstreamCalls:
                     deadline.reschedule(min(loop.time() + idle, started + longest))
                 except RuntimeError:
                     pass  # a notification after the call ended or timed out: no deadline left to move
-            if relay is not None:  # in order with the call's log lines, never holding the reader up
-                to = relay
-                said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
-                if said and not self.builtin:  # shown to the user as a result's text is to the model
-                    said = attributed_line(said, self.name)
-                self.notices.put(flight, "progress", lambda: to(progress, total, said), who=flight.who)
+            if relay is None:  # its client asked for none: it reaches no one (notice_budget.py)
+                self.notice_budget.spend()
+                return
+            to = relay  # in order with the call's log lines, never holding the reader up
+            said = message[:PROGRESS_MESSAGE_CHARS] if isinstance(message, str) else message
+            if said and not self.builtin:  # shown to the user as a result's text is to the model
+                said = attributed_line(said, self.name)
+            self.notices.put(flight, "progress", lambda: to(progress, total, said), who=flight.who)
 
         async def step() -> Any:
             lean = self.lean

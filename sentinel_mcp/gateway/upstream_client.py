@@ -13,11 +13,12 @@ remembered for reconnects. ``legacy`` and ``modern`` pin the era.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncIterator, Callable, Literal
 
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
 from sentinel_mcp import __version__
@@ -27,6 +28,8 @@ from sentinel_mcp.core.errors import GatewayError
 from sentinel_mcp.gateway.exact_tool_arguments import hold_exact
 from sentinel_mcp.gateway.lean_upstream import HttpSession
 from sentinel_mcp.gateway.lean_upstream import answer_limit
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
+from sentinel_mcp.gateway.paced_reading import paced
 from sentinel_mcp.gateway.upstream_http_bodies import REQUEST_HEADERS, body_bounds
 from sentinel_mcp.gateway.undeclared_requests import Screen, ScreenedClient
 
@@ -51,23 +54,28 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 
 def make_client(
     target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None,
-    screen: Screen | None = None,
+    screen: Screen | None = None, budget: NoticeBudget | None = None,
+    asked: Callable[[Any], bool] | None = None,
 ) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
     ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls);
-    ``screen``: each request the upstream sends, before it is answered (``undeclared_requests``)."""
+    ``screen``: each request the upstream sends, before it is answered (``undeclared_requests``);
+    ``budget``: its notices reaching no client, which pace the reading of an outside server, and ``asked``:
+    whether an answer's id is a request waiting (``paced_reading.py``)."""
     if isinstance(target, StdioServer):
         # bytes that are not UTF-8 are read as U+FFFD: the SDK's default ("strict") ended its reader task on
         # one such line and left every call waiting out its time limit (a hostile upstream's hang)
-        server: Any = StdioServerParameters(
+        server: Any = stdio_client(StdioServerParameters(
             command=target.command, args=target.args, env=target.env or None, cwd=target.cwd,
             encoding_error_handler="replace",
-        )
+        ))
     elif isinstance(target, RemoteServer):
         server = remote_transport(target, session)
     else:
         # an in-process built-in, its tools run on exactly the arguments the guard judged
         server = hold_exact(target.server)
+    if budget is not None and isinstance(target, (StdioServer, RemoteServer)):
+        server = paced(server, budget, asked)
     return ScreenedClient(
         server,
         screen=screen,

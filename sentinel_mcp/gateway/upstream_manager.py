@@ -46,6 +46,10 @@ class UpstreamManager:
         self._refusals_counted: dict[tuple[str, str, str], list[Any]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._stopping = anyio.Event()
+        # during ``run``'s start-up wait: an upstream's listing waits for the one build of the catalog that
+        # ends it (each arrival rebuilt it, re-showing every tool and re-reading the pins, with nobody to
+        # read it: nothing is served before the gateway is assembled, whose host walks that first listing)
+        self.starting = False
         # whether a principal other than the owner may call an upstream (by its name): one principal alone
         # then leaves one of its ``max_in_flight`` slots free for the next (fair_slots.py); set by the host
         self.others_may_call: Callable[[str], bool] = lambda _name: False
@@ -76,6 +80,8 @@ class UpstreamManager:
         return up
 
     async def _catalog_changed(self, _up: Upstream | None) -> None:
+        if self.starting:
+            return
         self.catalog.rebuild(self.upstreams.values())
         if self.on_catalog_changed is not None:
             try:
@@ -139,6 +145,7 @@ class UpstreamManager:
         ``all_added``: the host adds more upstreams while the first ones connect (they start as they are
         added);
         the start-up wait begins once it is set."""
+        self.starting = True
         async with anyio.create_task_group() as tg:
             self._tg = tg
             for name, up in self.upstreams.items():
@@ -163,6 +170,7 @@ class UpstreamManager:
                         up.name,
                         up.last_error or up.state,
                     )
+            self.starting = False  # with the rebuild below, nothing awaited between: no listing is missed
             self.catalog.rebuild(self.upstreams.values())
             task_status.started()
             # open until stop(), even with no upstream yet: one added later (add()) starts here

@@ -9,6 +9,7 @@ sees it; a valid one is handed on with its body replayed.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from typing import Any
 
 import mcp_types as types
@@ -60,7 +61,9 @@ class WireGuard:
         finally:
             self.bodies.give_back(who, held)
 
-    async def _checked(self, scope: Scope, receive: Receive, send: Send, raw: bytes) -> None:
+    def _checked(self, scope: Scope, receive: Receive, send: Send, raw: bytes) -> Awaitable[None]:
+        # what the caller awaits: the inner app's awaitable or the refusal's, not a coroutine of this
+        # method's that each resumption of the request's task would run through (issue 21)
         try:
             msg = parse_message(raw)
             # the SDK parses the raw body again, with its own parser (stricter on lone surrogates): the same
@@ -68,14 +71,14 @@ class WireGuard:
             if not sdk_accepts(msg, raw):
                 types.jsonrpc_message_adapter.validate_json(raw, by_name=False)
         except WireError as e:
-            return await _answer(send, e)
+            return _answer(send, e)
         except ValueError as e:
             mid = msg.get("id") if "method" in msg else None
-            return await _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {str(e)[:300]}", mid))
+            return _answer(send, WireError(INVALID_REQUEST, f"Invalid Request: {str(e)[:300]}", mid))
         if msg.get("method") == "initialize":  # refused before the SDK opens a session for it
             refused = initialize_refusal(msg)
             if refused is not None:
-                return await _answer(send, refused)
+                return _answer(send, refused)
 
         scope["sentinel.message"] = msg  # parsed once: the lean path (app/lean_calls.py) reads it here
         replayed = False
@@ -88,7 +91,7 @@ class WireGuard:
                 return {"type": "http.request", "body": raw, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, _json_rpc_errors(send, mid))
+        return self.app(scope, replay, _json_rpc_errors(send, mid))
 
 
 def _json_rpc_errors(send: Send, mid: Any) -> Send:

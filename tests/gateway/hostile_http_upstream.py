@@ -46,6 +46,7 @@ PUSHES = {
     "push_bad_params": ("elicitation/create", {"message": 5}, "h-5"),
 }
 ANSWERS: dict[Any, asyncio.Future] = {}  # a pushed request's id -> the client's answer
+FLOOD, FAIR = 4_000, 400  # progress notices of "sse_flood" and of "sse_flood_fair"
 RESUMED: list[str] = []  # the Last-Event-IDs of the resumptions asked for (each refused)
 
 
@@ -142,6 +143,17 @@ async def attack(name: str, rid: Any, send: Any) -> None:
             await send({"type": "http.response.body", "body": e, "more_body": True})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         return
+    elif name in ("sse_flood", "sse_flood_fair"):  # progress under the call's own token, then the answer
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        count = FLOOD if name == "sse_flood" else FAIR
+        batch = b"".join(_event({"jsonrpc": "2.0", "method": "notifications/progress",
+                                 "params": {"progressToken": rid, "progress": i}}) for i in range(100))
+        for _ in range(count // 100):
+            await send({"type": "http.response.body", "body": batch, "more_body": True})
+        answer = _event({"jsonrpc": "2.0", "id": rid, "result": RESULT})
+        await send({"type": "http.response.body", "body": answer, "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -174,7 +186,8 @@ TEXTS = {
 }
 ATTACKS = {*TEXTS, "bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
-           "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", *PUSHES}
+           "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", "sse_flood",
+           "sse_flood_fair", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:

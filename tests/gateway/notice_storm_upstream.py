@@ -1,7 +1,8 @@
 """A raw stdio upstream (handshake era) that, once its tool ``storm`` is called, writes notifications as fast
 as its pipe takes them until it is stopped: progress under the token of the call that has just ended (and
 under tokens no call ever had), log lines, updates of a resource nobody subscribed to (each some ``PAD``
-characters long), and (with ``CHANGES=1``) tools/list_changed; its answers meanwhile are written between the
+characters long), and (with ``CHANGES=1``) tools/list_changed, or (with ``GARBAGE=1``) lines that are no
+JSON-RPC message and answers to ids never asked; its answers meanwhile are written between the
 storm's notices. ``calm`` stops the storm. How many it wrote is put in the file ``COUNT`` when it stops.
 Tools ``ping``, ``storm`` and ``calm`` are read-only.
 python -m tests.gateway.notice_storm_upstream
@@ -48,6 +49,10 @@ def storm(token: object) -> None:
     if os.environ.get("CHANGES") == "1":
         kinds.append({"method": "notifications/tools/list_changed"})
     lines = [json.dumps({"jsonrpc": "2.0", **k}) + "\n" for k in kinds]
+    if os.environ.get("GARBAGE") == "1":  # lines that are no message, and answers to ids never asked
+        lines = ["not JSON " + PAD + "\n", '{"jsonrpc": "2.0", "method": 5}\n'] + [
+            json.dumps({"jsonrpc": "2.0", "id": i, "result": {"pad": PAD}}) + "\n"
+            for i in (987654321, (1 << 40) + 123, "nobody's")]  # the second: the lean calls' range
     sent = 0
     _storming.set()
     try:

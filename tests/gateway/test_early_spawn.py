@@ -19,6 +19,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.app.early_start import launch_stdio_upstreams
 from sentinel_mcp.gateway import early_spawn
 
+from tests.conftest import free_port
 from .helpers import make_config, toolbox_stdio
 
 pytestmark = pytest.mark.timeout(120)
@@ -145,15 +146,12 @@ def test_serve_over_http_launches_its_upstream_early_and_serves_through_it(tmp_p
     the SDK loaded is the one adopted and used (never discarded and spawned again), uvicorn runs in the loop
     that launched it, and SIGINT stops the gateway (exit 130, as before) with every upstream process gone."""
     import signal
-    import socket
     import time
     import urllib.request
 
     from .helpers import descendants
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     state = tmp_path / "state"
     env = {**os.environ, "SENTINEL_DATA_DIR": str(state)}
     command = [sys.executable, "-m", "sentinel_mcp", "-v", "serve", "--http", f"127.0.0.1:{port}"]

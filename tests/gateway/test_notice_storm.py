@@ -36,9 +36,11 @@ PER_SECOND, BURST = 50.0, 100
 IN_BUFFERS = 300
 
 
-@pytest.mark.parametrize("changes", ["0", "1"])
+# "off": down the SDK's own stdio reader (its read stream paced: gateway/paced_reading.py)
+@pytest.mark.parametrize(("changes", "lean"), [("0", "on"), ("1", "on"), ("0", "off")])
 async def test_a_storm_of_notices_to_nobody_is_read_at_the_budgets_pace(
-        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: str) -> None:
+        data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: str, lean: str) -> None:
+    monkeypatch.setenv("SENTINEL_LEAN_UPSTREAM", lean)
     monkeypatch.setattr(notice_budget, "PER_SECOND", PER_SECOND)
     monkeypatch.setattr(notice_budget, "BURST", BURST)
     storm = {"command": sys.executable, "args": ["-m", "tests.gateway.notice_storm_upstream"],

@@ -21,7 +21,7 @@ import httpx2
 import pytest
 from tests.gateway.helpers import TOOLBOX
 from tests.identity.identity_rig import http_sentinel, write_config
-from tests.identity.test_secret_rotation import _cli, _mcp_status
+from tests.identity.test_secret_rotation import _cli, _mcp_status, _shown
 
 from sentinel_mcp.app.stream_recheck import RECHECK_SECONDS
 
@@ -84,13 +84,13 @@ async def _waiting(http: httpx2.AsyncClient, base: str, token: str) -> int:
 @pytest.mark.parametrize("era", ["2026", "2025"])
 @pytest.mark.parametrize("rotate", [True, False])
 async def test_a_call_queued_when_its_token_is_revoked_never_runs(
-    tmp_path: Path, rotate: bool, era: str
+    tmp_path: Path, rotate: bool, era: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = write_config(tmp_path, policy={"allow": ["tb__*"]})
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX], "max_in_flight": 1}
     cfg.write_text(json.dumps(body))
-    token = _cli(cfg, "token").stdout.strip()
+    token = _shown(cfg, monkeypatch, "token")  # read in process; the rotation is a real CLI run
     first, queued = tmp_path / "first", tmp_path / "queued"
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=120) as http:
@@ -142,7 +142,9 @@ async def test_a_call_queued_when_its_token_is_revoked_never_runs(
 
 
 @pytest.mark.parametrize("era", ["2026", "2025"])
-async def test_an_answer_ready_after_its_token_is_revoked_is_not_delivered(tmp_path: Path, era: str) -> None:
+async def test_an_answer_ready_after_its_token_is_revoked_is_not_delivered(
+    tmp_path: Path, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A call running when its token is rotated: its answer, ready after, never reaches the old token's
     holder, whether it is sent in one piece (a 2026-era JSON answer) or as the first event of a stream
     (a 2025-era POST's): the stream re-check looked only at the chunks after a first one, so an answer that
@@ -151,7 +153,7 @@ async def test_an_answer_ready_after_its_token_is_revoked_is_not_delivered(tmp_p
     body = json.loads(cfg.read_text())
     body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX]}
     cfg.write_text(json.dumps(body))
-    token = _cli(cfg, "token").stdout.strip()
+    token = _shown(cfg, monkeypatch, "token")  # read in process; the rotation is a real CLI run
     first = tmp_path / "first"
     with http_sentinel(cfg) as (base, _):
         async with httpx2.AsyncClient(timeout=120) as http:

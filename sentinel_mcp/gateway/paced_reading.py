@@ -1,0 +1,74 @@
+"""An upstream's messages as the SDK's session receives them, read no faster than its notice budget allows.
+
+Every SDK transport (stdio, SSE, streamable HTTP) hands its session each message through a memory stream
+without a buffer: while the session does not take the next one, the transport's reader waits at its hand-over
+and stops reading the pipe or socket, so the upstream waits at its own write. Wrapped here, the session takes
+the next message only once the budget has room (``notice_budget.py``): an upstream flooding notices that
+reach no client is read at the budget's pace down every road (the lean stdio path also pauses its own tap,
+``lean_stdio._TappedStdout``; the lean HTTP path between its events, ``lean_upstream``). What the transport
+could not read as a message (not JSON, not JSON-RPC: an ``Exception`` in the stream), and an answer to no
+request waiting (``asked`` says which ids wait: one never asked, or one whose call has ended), are charged to
+the budget too: a flood of either costs the gateway its parse and its log line each, and reaches no one.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Callable
+
+import anyio
+from mcp.types import JSONRPCError, JSONRPCResponse
+
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
+
+
+class PacedReceive:
+    """The session's end of a transport's read stream, paused while the budget is spent."""
+
+    def __init__(self, inner: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None) -> None:
+        self.inner = inner
+        self.budget = budget
+        self.asked = asked
+
+    async def receive(self) -> Any:
+        if self.budget.pause_until:  # no coroutine made for the check: it is every message's
+            await self.budget.paced()
+        item = await self.inner.receive()
+        if isinstance(item, Exception):
+            self.budget.spend()
+        elif self.asked is not None:
+            msg = item.message
+            if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and not self.asked(msg.id):
+                self.budget.spend()
+        return item
+
+    def __aiter__(self) -> PacedReceive:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> PacedReceive:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:  # e.g. ``last_context``: the sender's context of its message
+        return getattr(self.inner, name)
+
+
+@asynccontextmanager
+async def paced(transport: Any, budget: NoticeBudget,
+                asked: Callable[[Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+    """``transport`` (an SDK transport: an async context of its read and write streams), its read stream
+    paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer."""
+    async with transport as (read, write):
+        yield PacedReceive(read, budget, asked), write
