@@ -17,7 +17,7 @@ import contextlib
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 import httpx2
 import psycopg
@@ -31,6 +31,8 @@ from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.gateway.replica import SharedStore
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy.confirmation_book import signed_binding
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.cluster.conftest import new_database
 from tests.identity.identity_rig import session_line, text
 from tests.records.rig import AUTH, TOKEN
 
@@ -108,15 +110,17 @@ def sql(url: str, statement: str, params: tuple[Any, ...] = ()) -> list[tuple[An
         return cur.fetchall() if cur.description else []
 
 
-@pytest.fixture
-async def cluster(pg_url: str) -> AsyncIterator[Cluster]:
+@pytest.fixture(scope="module")
+def cluster(pg_server: LocalServer) -> Iterator[Cluster]:
+    """One cluster for the file (its start and stop were half its time): each test works in conversations,
+    labels and marks of its own, so none reads what another wrote."""
     tmp = Path(tempfile.mkdtemp(prefix="sentinel-conv-"))
-    c = Cluster(tmp, base_config(tmp), store_url=pg_url)
+    c = Cluster(tmp, base_config(tmp), store_url=new_database(pg_server))
     try:
-        await asyncio.to_thread(c.up, AUTH)
+        c.up(AUTH)
         yield c
     finally:
-        await asyncio.to_thread(c.down)
+        c.down()
 
 
 async def test_a_label_names_one_conversation_on_every_replica(cluster: Cluster) -> None:

@@ -1,6 +1,8 @@
 """Client goals are contained: through the real gateway (both protocol eras, stdio and HTTP, and A2A), a
 corpus of escape attempts is refused and leaves no side effect, a runaway goal never delays another
-session's guarded call, and nothing a client types changes the engine for anyone else."""
+session's guarded call, and nothing a client types changes the engine for anyone else. The tests that only
+query and are refused share one gateway (``shared``: each runs after the others' attempts, which it must not
+see); a test with bounds of its own, or one that counts audit rows, starts its own."""
 
 from __future__ import annotations
 
@@ -8,18 +10,20 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
+import pytest_asyncio
 from mcp import Client
 from mcp.types import ElicitResult
+from tests.support.held_context import held
 
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.paths import RULEBASES_DIR
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -32,6 +36,13 @@ def airline_config(data_dir: Path, **policy: Any) -> Any:
                      "seeds": {"current_user": "mia_li_3668", "today": "2024-05-15"},
                      "policy": policy},
     }, source="<test>", base_dir=str(data_dir))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+    """One gateway of the default bounds for the tests whose every attempt is refused."""
+    async for rt in held(running_gateway(airline_config(tmp_path_factory.mktemp("shared") / "state"))):
+        yield rt
 
 
 def escape_corpus(marker: Path) -> list[str]:
@@ -128,42 +139,40 @@ async def reservation_status(c: Client, rid: str = "NO6JO3") -> str:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_escape_corpus_is_refused_without_side_effects(tmp_path: Path, mode: str) -> None:
+async def test_escape_corpus_is_refused_without_side_effects(shared: Any, tmp_path: Path, mode: str) -> None:
     marker = tmp_path / "pwned"
-    async with running_gateway(airline_config(tmp_path / "state")) as rt:
-        async with Client(rt.front.server, mode=mode) as c:
-            for goal in escape_corpus(marker):
-                r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
-                out = data(r)
-                assert r.is_error, (goal, out)
-                assert out.get("status") in ("refused", "error"), (goal, out)
-                assert "sentinel_core" not in str(out.get("error")) or "module-qualified" in str(out), out
-                assert not marker.exists(), goal
-            # nothing was approved behind the user's back: the write still needs the user
-            assert await reservation_status(c) == "active"
-            r = await c.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"})
-            assert r.is_error and await reservation_status(c) == "active"
-            # and the engine works as before for everyone: plain goals, standard operators
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "X = 1, Y is X + 1, 1 =:= 1"})
-            assert data(r)["status"] == "proved", data(r)
-            assert data(r)["solutions"][0]["bindings"] == {"X": 1, "Y": 2}
+    async with Client(shared.front.server, mode=mode) as c:
+        for goal in escape_corpus(marker):
+            r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
+            out = data(r)
+            assert r.is_error, (goal, out)
+            assert out.get("status") in ("refused", "error"), (goal, out)
+            assert "sentinel_core" not in str(out.get("error")) or "module-qualified" in str(out), out
+            assert not marker.exists(), goal
+        # nothing was approved behind the user's back: the write still needs the user
+        assert await reservation_status(c) == "active"
+        r = await c.call_tool("airline__cancel_reservation", {"reservation_id": "NO6JO3"})
+        assert r.is_error and await reservation_status(c) == "active"
+        # and the engine works as before for everyone: plain goals, standard operators
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "X = 1, Y is X + 1, 1 =:= 1"})
+        assert data(r)["status"] == "proved", data(r)
+        assert data(r)["solutions"][0]["bindings"] == {"X": 1, "Y": 2}
 
 
-async def test_refusals_name_what_was_refused_and_not_internal_goals(tmp_path: Path) -> None:
-    async with running_gateway(airline_config(tmp_path / "state")) as rt:
-        async with Client(rt.front.server) as c:
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "call(shell, 'id')"})
-            text = r.content[0].text
-            assert r.is_error and "call/2 is not allowed" in text
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "own_reservation(R), shell(R)"})
-            assert "shell/1 is not allowed" in r.content[0].text
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "foo(("})
-            assert r.is_error and "yntax error" in r.content[0].text
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "no_such_predicate(1)"})
-            assert r.is_error and "undefined predicate no_such_predicate/1" in r.content[0].text
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "atom_length(X, 3)"})
-            assert r.is_error and "not instantiated enough" in r.content[0].text
-            assert "_G" not in r.content[0].text and "sentinel_core" not in r.content[0].text
+async def test_refusals_name_what_was_refused_and_not_internal_goals(shared: Any) -> None:
+    async with Client(shared.front.server) as c:
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "call(shell, 'id')"})
+        text = r.content[0].text
+        assert r.is_error and "call/2 is not allowed" in text
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "own_reservation(R), shell(R)"})
+        assert "shell/1 is not allowed" in r.content[0].text
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "foo(("})
+        assert r.is_error and "yntax error" in r.content[0].text
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "no_such_predicate(1)"})
+        assert r.is_error and "undefined predicate no_such_predicate/1" in r.content[0].text
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "atom_length(X, 3)"})
+        assert r.is_error and "not instantiated enough" in r.content[0].text
+        assert "_G" not in r.content[0].text and "sentinel_core" not in r.content[0].text
 
 
 BOMBS = {
@@ -261,34 +270,33 @@ async def test_looping_query_does_not_delay_guards_of_another_session(tmp_path: 
             assert data(out)["status"] == "time_limit", data(out)
 
 
-async def test_shared_engine_state_is_out_of_reach(tmp_path: Path) -> None:
+async def test_shared_engine_state_is_out_of_reach(shared: Any) -> None:
     """After every attempt to change operators, flags or globals, another session's plain goals mean what
     they meant."""
-    async with running_gateway(airline_config(tmp_path / "state")) as rt:
-        async with Client(rt.front.server) as c:
-            for goal in [
-                "op(700, xfx, =)",
-                "op(0, xfx, =)",
-                "op(1200, fx, X)",
-                "set_prolog_flag(double_quotes, atom)",
-                "nb_setval(sentinel, x)",
-                "char_conversion('1', '2')",
-            ]:
-                r = await c.call_tool(
-                    "sentinel__sentinel_query", {"goal": goal}, meta={"sentinel/session": "one"}
-                )
-                assert r.is_error
+    async with Client(shared.front.server) as c:
+        for goal in [
+            "op(700, xfx, =)",
+            "op(0, xfx, =)",
+            "op(1200, fx, X)",
+            "set_prolog_flag(double_quotes, atom)",
+            "nb_setval(sentinel, x)",
+            "char_conversion('1', '2')",
+        ]:
             r = await c.call_tool(
-                "sentinel__sentinel_query",
-                {"goal": 'X = 1, atom_length("abc", N)'},
-                meta={"sentinel/session": "two"},
+                "sentinel__sentinel_query", {"goal": goal}, meta={"sentinel/session": "one"}
             )
-            assert data(r)["status"] == "proved" and data(r)["solutions"][0]["bindings"] == {"X": 1, "N": 3}
-            # and the guards: the fail-safe read still works and the write still asks (a reservation's
-            # details:
-            # a read that needs no consent, unlike a traveller's profile)
-            r = await c.call_tool("airline__get_reservation_details", {"reservation_id": "NO6JO3"})
-            assert not r.is_error, r.content[0].text
+            assert r.is_error
+        r = await c.call_tool(
+            "sentinel__sentinel_query",
+            {"goal": 'X = 1, atom_length("abc", N)'},
+            meta={"sentinel/session": "two"},
+        )
+        assert data(r)["status"] == "proved" and data(r)["solutions"][0]["bindings"] == {"X": 1, "N": 3}
+        # and the guards: the fail-safe read still works and the write still asks (a reservation's
+        # details:
+        # a read that needs no consent, unlike a traveller's profile)
+        r = await c.call_tool("airline__get_reservation_details", {"reservation_id": "NO6JO3"})
+        assert not r.is_error, r.content[0].text
 
 
 async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:
@@ -335,18 +343,17 @@ async def test_any_text_reaches_rules_as_data(tmp_path: Path) -> None:
             assert not any("guard_error" in json.dumps(row) for row in rows)
 
 
-async def test_a_value_json_has_no_number_for_is_answered_as_its_text(tmp_path: Path) -> None:
+async def test_a_value_json_has_no_number_for_is_answered_as_its_text(shared: Any) -> None:
     """The goal reader takes floats JSON has no number for (1.0Inf, 1.5NaN), and a goal may bind them or
     ask for a fact about one: the worker's answer was then no JSON, and the client got a JSON parser's
     message ("Expecting ',' delimiter ..."). Such a value is shown as its text, as any term JSON has no
     value for, and a look-up for it is made with that text."""
-    async with running_gateway(airline_config(tmp_path / "state")) as rt:
-        async with Client(rt.front.server) as c:
-            for goal, shown in [("X = 1.0Inf", "1.0Inf"), ("X = -1.0Inf", "-1.0Inf"),
-                                ("X = 1.5NaN", "1.5NaN"), ("X = [1.0Inf, 2]", ["1.0Inf", 2])]:
-                r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
-                assert not r.is_error, (goal, r.content[0].text)
-                assert data(r)["solutions"][0]["bindings"]["X"] == shown, (goal, data(r))
-            r = await c.call_tool("sentinel__sentinel_query", {"goal": "reservation_cabin(1.0Inf, C)"})
-            assert data(r)["status"] == "failed", data(r)
-            assert "1.0Inf" in " ".join(data(r)["missing"]), data(r)
+    async with Client(shared.front.server) as c:
+        for goal, shown in [("X = 1.0Inf", "1.0Inf"), ("X = -1.0Inf", "-1.0Inf"),
+                            ("X = 1.5NaN", "1.5NaN"), ("X = [1.0Inf, 2]", ["1.0Inf", 2])]:
+            r = await c.call_tool("sentinel__sentinel_query", {"goal": goal})
+            assert not r.is_error, (goal, r.content[0].text)
+            assert data(r)["solutions"][0]["bindings"]["X"] == shown, (goal, data(r))
+        r = await c.call_tool("sentinel__sentinel_query", {"goal": "reservation_cabin(1.0Inf, C)"})
+        assert data(r)["status"] == "failed", data(r)
+        assert "1.0Inf" in " ".join(data(r)["missing"]), data(r)

@@ -4,7 +4,6 @@ client whose user answers Sentinel's questions (MCP elicitation) by the first ru
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from tests.support.carried_session import Carried
+from tests.support.held_context import held
 from mcp import Client
 from mcp.types import ElicitResult
 
@@ -115,22 +115,8 @@ async def retail_runtime(
 async def held_runtime(tmp: Path) -> AsyncIterator[Any]:
     """Sentinel over the retail server for a module-scoped fixture (``yield from`` it): entered and left in
     one task of its own (anyio's cancel scopes must be), open while the module's tests run."""
-    box: list[Any] = []
-    ready, done = asyncio.Event(), asyncio.Event()
-
-    async def hold() -> None:
-        async with retail_runtime(tmp) as rt:
-            box.append(rt)
-            ready.set()
-            await done.wait()
-
-    task = asyncio.create_task(hold())
-    await asyncio.wait([task, asyncio.create_task(ready.wait())], return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        task.result()
-    yield box[0]
-    done.set()
-    await task
+    async for rt in held(retail_runtime(tmp)):
+        yield rt
 
 
 @contextlib.asynccontextmanager

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import subprocess
 import sys
 import traceback
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_main(argv: list[str]) -> subprocess.CompletedProcess:
@@ -32,3 +38,19 @@ def run_main(argv: list[str]) -> subprocess.CompletedProcess:
             traceback.print_exc()
             code = 1
     return subprocess.CompletedProcess(["sentinel-mcp", *argv], code, out.getvalue(), err.getvalue())
+
+
+def run_command(
+    argv: list[str], *, cwd: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess:
+    """``sentinel-mcp argv`` in ``cwd`` with ``env`` added to this process's environment: ``run_main`` here
+    with ``monkeypatch`` (which undoes the variables and the directory after the test), else the real command
+    (``python -m sentinel_mcp``): a file's one end-to-end case of what its in-process cases check."""
+    if monkeypatch is None:
+        return subprocess.run([sys.executable, "-m", "sentinel_mcp", *argv], capture_output=True, text=True,
+                              timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **env}, cwd=cwd)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(cwd)
+    return run_main(argv)
