@@ -26,10 +26,37 @@ atexit.register(shutil.rmtree, _STATE, True)
 PY = sys.executable
 
 
+# Ports for the tests' servers come from a slice of their own per xdist worker, below the kernel's ephemeral range
+# (32768-60999): a port probed free and then released was taken in between by another worker's server bound to
+# port 0 (CI: a conformance server took a gateway's port). Slices never overlap, and nothing the kernel hands out
+# for port 0 or an outgoing connection falls in them.
+_PORT_SLICE = 4000
+_PORT_BASE = 12000
+_port_next: list[int] = []
+
+
+def _worker_slice() -> tuple[int, int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    low = _PORT_BASE + (index % 5) * _PORT_SLICE
+    return low, low + _PORT_SLICE
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port no server listens on now, from this worker's slice (the next one each call, wrapping)."""
+    low, high = _worker_slice()
+    if not _port_next:
+        _port_next.append(low + os.getpid() % _PORT_SLICE)  # a rerun starts elsewhere in the slice
+    for _ in range(_PORT_SLICE):
+        port = _port_next[0]
+        _port_next[0] = low if port + 1 >= high else port + 1
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue  # held by a server of this worker's (or a stray process): the next
+            return port
+    raise RuntimeError(f"no free port in {low}-{high - 1}")
 
 
 def wait_http(

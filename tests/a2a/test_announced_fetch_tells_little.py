@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import free_port
 from tests.a2a.lan_announcer import HERE, announced, packet, rig_with, service
 
 from sentinel_mcp.a2a.card_fetch import NO_CARD
@@ -61,12 +62,6 @@ async def _serving(handler: Any) -> Any:
     server = await asyncio.start_server(handler.handle, "127.0.0.1", 0, ssl=handler.ctx)
     handler.port = server.sockets[0].getsockname()[1]
     return server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_the_card_fetch_of_an_announced_address_shows_no_client_certificate(tmp_path: Path) -> None:
@@ -139,7 +134,7 @@ async def test_a_refused_port_a_404_and_a_non_card_read_the_same(tmp_path: Path)
     not_a_card = await plain(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                              b"content-length: 2\r\n\r\n[]")
     hangs_up = await plain(b"")
-    ports = [_free_port(), *(s.sockets[0].getsockname()[1] for s in (not_found, not_a_card, hangs_up))]
+    ports = [free_port(), *(s.sockets[0].getsockname()[1] for s in (not_found, not_a_card, hangs_up))]
     try:
         async with rig_with(ClientTLS()) as rig:
             verdicts = []

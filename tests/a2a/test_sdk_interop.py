@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from tests.a2a.a2a_rig import open_port, serve
+from tests.conftest import free_port
 
 from sentinel_mcp.a2a.discovery import PeerRejected, txt_record, verify_peer
 from sentinel_mcp.a2a.peer_client import PeerError, build_message, send_message
@@ -81,12 +82,6 @@ async def test_a2a_sdk_client_drives_sentinel_over_mutual_tls(tmp_path):
         assert srv.base_url.startswith("https://")
         await run_sdk_client(srv.base_url, str(ca.ca_cert_path), str(peer.cert), str(peer.key))
         assert port.calls and {c.client for c in port.calls} == {"sdk-peer"}  # the certificate's principal
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def start_sdk_server(*args: str, env: dict[str, str] | None = None

@@ -15,14 +15,9 @@ import pytest
 from mcp import Client
 
 from sentinel_mcp.paths import PROJECT_ROOT
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_until_listening(process: subprocess.Popen[bytes], port: int, deadline_s: float = 30.0) -> None:

@@ -13,7 +13,7 @@ from sentinel_mcp.a2a.offer_contexts import OfferContexts, OffersUnavailable
 from sentinel_mcp.a2a.on_behalf import asking_principal
 from sentinel_mcp.a2a.shared_offers import SharedOffers
 from sentinel_mcp.storage import open_database
-from sentinel_mcp.storage.local_server import free_port
+from tests.conftest import free_port
 from sentinel_mcp.storage.open import release
 
 KEY = b"k" * 32

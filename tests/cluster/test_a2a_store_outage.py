@@ -15,7 +15,8 @@ from sentinel_mcp.a2a.jsonrpc import INTERNAL_ERROR, RpcError
 from sentinel_mcp.a2a.protocol import GetTaskRequest
 from sentinel_mcp.a2a.service import A2AService
 from sentinel_mcp.a2a.settings import A2ASettings
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from tests.a2a.a2a_rig import open_port
 
 pytestmark = pytest.mark.timeout(120)

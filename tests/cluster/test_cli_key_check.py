@@ -81,7 +81,7 @@ async def test_a_command_with_another_key_is_refused(tmp_path: Path, pg_url: str
 
 def test_a_command_that_cannot_check_the_key_is_refused(tmp_path: Path) -> None:
     """No store to check against (nothing listens): the command does not go on unchecked (fail closed)."""
-    from sentinel_mcp.storage.local_server import free_port
+    from tests.conftest import free_port
 
     cfg = _config(tmp_path, f"postgresql://postgres@127.0.0.1:{free_port()}/nothing")
     refused = _cli(cfg, KEY, "facts")
@@ -91,7 +91,7 @@ def test_a_command_that_cannot_check_the_key_is_refused(tmp_path: Path) -> None:
 
 
 def test_commands_that_never_open_the_store_need_no_check(tmp_path: Path) -> None:
-    from sentinel_mcp.storage.local_server import free_port
+    from tests.conftest import free_port
 
     cfg = _config(tmp_path, f"postgresql://postgres@127.0.0.1:{free_port()}/nothing")
     shown = _cli(cfg, KEY, "config", "show")

@@ -18,7 +18,8 @@ import pytest
 from sentinel_mcp.console.cluster_inbox import ClusterInbox
 from sentinel_mcp.console.inbox import Inbox, InboxItem
 from sentinel_mcp.core.decision import Answer, Question
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.timeout(120)
 TICKS = 60  # waits for the mirrors' polls, bounded by count

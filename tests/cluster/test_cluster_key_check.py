@@ -17,7 +17,7 @@ import pytest
 from examples.cluster.recipe import wait_ok
 from sentinel_mcp.gateway.cluster_key_check import check_cluster_key
 from sentinel_mcp.storage import open_database
-from sentinel_mcp.storage.local_server import free_port
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import LocationError
 from sentinel_mcp.storage.open import release
 from tests.records.rig import ROOT

@@ -21,7 +21,8 @@ import psycopg
 import pytest
 
 from sentinel_mcp.storage import Statement, StorageError, open_database, postgres
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.open import release
 
 HANG = 60  # a bound on the test (the store's own bound is about a second here), not a measurement

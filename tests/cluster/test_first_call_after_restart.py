@@ -14,7 +14,8 @@ from typing import AsyncIterator
 import pytest
 
 from sentinel_mcp.storage import Statement, StorageError
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.postgres import READERS, PostgresDatabase
 from sentinel_mcp.storage.location import server_location
 

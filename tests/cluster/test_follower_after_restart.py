@@ -20,7 +20,8 @@ import psycopg_pool.base
 import pytest
 
 from sentinel_mcp.storage import StorageError
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import server_location
 from sentinel_mcp.storage.postgres import READERS, PostgresDatabase
 from tests.cluster.test_rulebase_behind_cluster import Allow, pay, replica

@@ -19,7 +19,7 @@ from mcp import Client
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.decision import ToolCall
 from sentinel_mcp.policy.kept_turns import KeptTurns
-from sentinel_mcp.storage.local_server import free_port
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import server_location
 from sentinel_mcp.storage.server_turn import TAKE, server_turn, turn_numbers
 from tests.cluster.test_kept_turn_replicas import RULES, SLOW, starts, text

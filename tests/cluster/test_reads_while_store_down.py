@@ -19,7 +19,8 @@ import pytest
 from sentinel_mcp.console.cluster_inbox import SCHEMA, ClusterInbox
 from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.storage import StorageError, open_database, postgres
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import server_location
 from sentinel_mcp.storage.postgres import READERS
 from sentinel_mcp.storage.open import release

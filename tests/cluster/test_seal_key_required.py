@@ -17,7 +17,7 @@ import pytest
 from sentinel_mcp.config import load_config
 from sentinel_mcp.gateway.replica import SharedStore, row_key, shared_store
 from sentinel_mcp.policy.fact_store import Fact, FactStore
-from sentinel_mcp.storage.local_server import free_port
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import LocationError
 from tests.records.rig import ROOT
 

@@ -19,7 +19,8 @@ from device_tools.sensors import database as sensor_database
 from device_tools.sensors.server import create_server
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.builtin import BuiltinContext
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.open import storage_status
 from tests.gateway.helpers import make_config
 

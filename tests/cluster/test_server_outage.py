@@ -10,7 +10,8 @@ from pathlib import Path
 
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.storage import StorageError
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 
 
 async def test_server_down_denies_then_recovers_without_losing_commits() -> None:

@@ -18,7 +18,8 @@ from sentinel_mcp.identity.principal import Principal
 from sentinel_mcp.policy.confirmation_book import SharedConfirmationBook
 from sentinel_mcp.policy.default_guard import DefaultGuard
 from sentinel_mcp.storage import open_database
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.open import release
 from sentinel_mcp.storage.row_signature import PROCESS_KEY, sign
 from tests.cluster.race_worker import SEAL_KEY

@@ -24,7 +24,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.gateway.test_observability import get
 
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from tests.conftest import stop_process, wait_http
 
 pytestmark = pytest.mark.timeout(240)

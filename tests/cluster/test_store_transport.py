@@ -20,7 +20,8 @@ from typing import Iterator
 
 import pytest
 
-from sentinel_mcp.storage.local_server import LocalServer, free_port
+from sentinel_mcp.storage.local_server import LocalServer
+from tests.conftest import free_port
 from sentinel_mcp.storage.location import server_location
 from sentinel_mcp.storage.server_transport import InsecureTransport, check
 from tests.console.console_rig import ALICE, console_config, mcp_client, text

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from tests.conftest import free_port
 from tests.device.device_helpers import Answers, adb_server, connect, element, snapshot_id
 
 from device_tools.adb_backend import UI_DUMP_MAX_BYTES, AdbBackend
@@ -136,12 +137,7 @@ async def test_dump_that_keeps_failing_is_a_clear_error(fake_adb, tmp_path):
 async def test_no_adb_server_unknown_serial_and_disconnect(fake_adb, tmp_path):
     closed_port = fake_adb.port
     with pytest.raises(DeviceUnavailable, match="no adb server"):
-        import socket
-
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        free = s.getsockname()[1]
-        s.close()
+        free = free_port()
         await AdbBackend(serial="x", port=free).shell(["wm", "size"])
     with pytest.raises(DeviceUnavailable, match="'other' is not connected.*fake-serial"):
         await AdbBackend(serial="other", port=closed_port).shell(["wm", "size"])

@@ -19,6 +19,7 @@ from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
+from tests.conftest import free_port
 from tests.support.cli_in_process import run_main
 
 from .rig import RECORDER, audit_rows, executed
@@ -236,7 +237,6 @@ def test_serve_http_on_a_full_disk_ends_with_the_cause_in_one_line_and_its_exit_
 ) -> None:
     """The gateway starts inside the ASGI lifespan: a store that cannot be written there was said as ~60 lines
     of Starlette's traceback and ended ``serve`` with uvicorn's exit code 3."""
-    import socket
     import sys
 
     cfg = tmp_path / "small.json"
@@ -244,9 +244,7 @@ def test_serve_http_on_a_full_disk_ends_with_the_cause_in_one_line_and_its_exit_
     for secret in ("token", "console-secret"):  # made while there is room: what fails is the gateway's start
         assert run_main(["-c", str(cfg), "config", secret]).returncode == 0
     _fill(small_disk / "filler")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     done = subprocess.run([sys.executable, "-m", "sentinel_mcp", "-c", str(cfg), "serve", "--http",
                            f"127.0.0.1:{port}"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     err = done.stderr

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import socket
 
 import pytest
+from tests.conftest import free_port
 from tests.sensors.sensors_support import recorded
 from tests.sensors.sensors_fake_adb import FakeAdbServer
 
@@ -97,9 +97,7 @@ async def test_missing_command_on_device():
 
 
 async def test_no_adb_server_is_a_clear_error_and_starts_nothing():
-    with socket.socket() as s:  # a port with nobody listening
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port with nobody listening
     src = AdbSource(host="127.0.0.1", port=port)
     with pytest.raises(SourceUnavailable, match=f"no adb server at 127.0.0.1:{port}"):
         await src.read(SensorKind.location)

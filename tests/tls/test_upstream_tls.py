@@ -16,18 +16,13 @@ from typing import Any, Iterator
 
 import pytest
 from tests.identity.identity_rig import stop_process
+from tests.conftest import free_port
 
 from sentinel_mcp.config import ConfigError, parse_config
 from sentinel_mcp.app.runtime import running_gateway
 
 UPSTREAM = Path(__file__).with_name("tls_upstream.py")
 pytestmark = pytest.mark.timeout(180)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
