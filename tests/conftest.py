@@ -26,19 +26,29 @@ atexit.register(shutil.rmtree, _STATE, True)
 PY = sys.executable
 
 
-# Ports for the tests' servers come from a slice of their own per xdist worker, below the kernel's ephemeral range
-# (32768-60999): a port probed free and then released was taken in between by another worker's server bound to
-# port 0 (CI: a conformance server took a gateway's port). Slices never overlap, and nothing the kernel hands out
-# for port 0 or an outgoing connection falls in them.
-_PORT_SLICE = 4000
-_PORT_BASE = 12000
+# Ports for the tests' servers come from a slice of their own per xdist worker, below the kernel's ephemeral
+# range: a port probed free and then released was taken in between by another worker's server bound to port 0
+# (CI: a conformance server took a gateway's port). Slices never overlap, and nothing the kernel hands out for
+# port 0 or an outgoing connection falls in them.
+_WORKER_SLICES = 5
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+_PORT_BASE = 10000 if _ephemeral_low() > 12000 else 1024
+_PORT_SLICE = max(100, min(4000, (_ephemeral_low() - _PORT_BASE) // _WORKER_SLICES))
 _port_next: list[int] = []
 
 
 def _worker_slice() -> tuple[int, int]:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     index = int(worker[2:]) if worker.startswith("gw") and worker[2:].isdigit() else 0
-    low = _PORT_BASE + (index % 5) * _PORT_SLICE
+    low = _PORT_BASE + (index % _WORKER_SLICES) * _PORT_SLICE
     return low, low + _PORT_SLICE
 
 

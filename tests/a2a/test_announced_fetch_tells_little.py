@@ -8,7 +8,6 @@ Real TLS with a local CA, real zeroconf listener (``lan_announcer.py``), real TC
 from __future__ import annotations
 
 import asyncio
-import socket
 import ssl
 from pathlib import Path
 from typing import Any
