@@ -1,10 +1,10 @@
 """What the HTTP host serves beside MCP for the ecosystem around it.
 
-- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health); behind the bearer token like
-  MCP. The operator (the owner's credential) reads every principal's calls and the upstreams' figures; any
-  other person reads the series of its own calls only (``Metrics.render(viewer=...)``): another principal's
-  counts, errors and latencies, and the shared figures they move, are not its to read. Another agent (an A2A
-  key) reads nothing.
+- ``/metrics``: Prometheus text (calls, decisions, latencies, upstream health, the Prolog core's loads from
+  source); behind the bearer token like MCP. The operator (the owner's credential) reads every principal's
+  calls and the upstreams' figures; any other person reads the series of its own calls only
+  (``Metrics.render(viewer=...)``): another principal's counts, errors and latencies, and the shared figures
+  they move, are not its to read. Another agent (an A2A key) reads nothing.
 - OAuth 2.1 protected-resource metadata (RFC 9728) when ``sentinel.oauth.issuer`` names the authorization
 server
   that mints tokens for Sentinel: ``/.well-known/oauth-protected-resource`` (public, also under the resource's
@@ -29,6 +29,7 @@ from sentinel_mcp.config import Config, ConfigError, loopback_host
 from sentinel_mcp.core.host import HostState
 from sentinel_mcp.gateway.session_tables import Shares
 from sentinel_mcp.identity.resolver import SCOPE_KEY
+from sentinel_mcp.policy import core_qlf
 
 PRM_PATH = "/.well-known/oauth-protected-resource"
 
@@ -156,6 +157,18 @@ def gateway_counts_text(rt: Runtime) -> str:
     )
 
 
+def core_fallbacks_text() -> str:
+    """How often this process planned the Prolog core from source instead of its built ``.qlf``, by reason
+    (policy/core_qlf.py): a series per reason, zero included, so a rate alert needs no series to appear."""
+    lines = [
+        "# HELP sentinel_core_qlf_fallbacks_total Prolog core loads from source, its built .qlf unused.",
+        "# TYPE sentinel_core_qlf_fallbacks_total counter",
+    ]
+    for reason in core_qlf.REASONS:
+        lines.append(f'sentinel_core_qlf_fallbacks_total{{reason="{reason}"}} {core_qlf.FALLBACKS[reason]}')
+    return "\n".join(lines) + "\n"
+
+
 def metrics_route(holder: HostState[Runtime]) -> Route:
     async def metrics(request: Request) -> Response:
         principal = request.scope.get(
@@ -169,7 +182,7 @@ def metrics_route(holder: HostState[Runtime]) -> Route:
             return PlainTextResponse("starting\n", status_code=503)
         if principal.is_operator:
             body = (rt.metrics.render(rt.catalog_health) + session_tables_text(rt.front.tables)
-                    + gateway_counts_text(rt))
+                    + gateway_counts_text(rt) + core_fallbacks_text())
         else:  # its own calls' series; the rest counts every principal's
             body = rt.metrics.render(viewer=principal.name)
         return PlainTextResponse(body, media_type="text/plain; version=0.0.4")

@@ -104,9 +104,9 @@ class CatalogView:
             self._give_place(principal.name)
 
     async def _after_first_connections(self, principal: Principal, found: Callable[[], bool]) -> bool:
-        """A resource or prompt not there: wait for the first connections of the upstreams ``principal`` may
-        read, or until ``found()`` (first_connections.py), the wait counted among its requests; True if there
-        were any (look it up again)."""
+        """A resource, prompt or completion's reference not there: wait for the first connections of the
+        upstreams ``principal`` may read, or until ``found()`` (first_connections.py), the wait counted among
+        its requests; True if there were any (look it up again)."""
         if not first_connecting(self.manager.upstreams.values(), principal.may_read):
             return False
         with self._request_held(principal):
@@ -315,28 +315,40 @@ class CatalogView:
             result = result.model_copy(update={"messages": messages})
         return without_upstream_stamp(result)
 
-    async def complete(
-        self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None, principal: Principal
-    ) -> CompleteResult:
+    def _completion_target(
+        self, ref: Any, principal: Principal
+    ) -> tuple[str, PromptReference | ResourceTemplateReference] | None:
+        """The upstream a completion's prompt or resource template is ``principal``'s to read at, and the
+        reference as that upstream names it (None: not there for it)."""
         catalog = self.manager.catalog
-        upstream_ref: PromptReference | ResourceTemplateReference
         if isinstance(ref, PromptReference):
             route = catalog.prompts.get(ref.name)
             if route is None or not principal.may_read(route.upstream):
-                raise NotInCatalog(compose("unknown prompt: ", echoed(ref.name)))
-            upstream, upstream_ref = route.upstream, ref.model_copy(update={"name": route.prompt})
-        elif isinstance(ref, ResourceTemplateReference):
-            found = next(
-                (u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_read(u)),
-                None,
-            )
-            if found is None:
-                found = catalog.route_resource(ref.uri)
-            if found is None or not principal.may_read(found):
-                raise NotInCatalog(ref.uri)
-            upstream, upstream_ref = found, ref
-        else:
+                return None
+            return route.upstream, ref.model_copy(update={"name": route.prompt})
+        found = next(
+            (u for _, u, t in catalog.templates if t.uri_template == ref.uri and principal.may_read(u)), None
+        )
+        if found is None:
+            found = catalog.route_resource(ref.uri)
+        if found is None or not principal.may_read(found):
+            return None
+        return found, ref
+
+    async def complete(
+        self, ref: Any, argument: dict[str, Any], context: dict[str, Any] | None, principal: Principal
+    ) -> CompleteResult:
+        if not isinstance(ref, (PromptReference, ResourceTemplateReference)):
             raise NotInCatalog("unknown completion reference")
+        target = self._completion_target(ref, principal)
+        # perhaps one of an upstream still making its first connection's, as for prompts/get
+        if target is None and await self._after_first_connections(
+                principal, lambda: self._completion_target(ref, principal) is not None):
+            target = self._completion_target(ref, principal)
+        if target is None:
+            raise NotInCatalog(compose("unknown prompt: ", echoed(ref.name))
+                               if isinstance(ref, PromptReference) else ref.uri)
+        upstream, upstream_ref = target
         up = self.manager.upstreams[upstream]
         if not up.offers("completions"):
             return CompleteResult(completion=Completion(values=[], has_more=False))  # nothing to suggest

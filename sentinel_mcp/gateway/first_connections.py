@@ -2,7 +2,7 @@
 their first connection attempt (started with the gateway, never ready yet, not failed yet): the name may be
 one of theirs. A client started with the gateway (Claude Desktop) sends its first call while a slow upstream
 (npx, a container, a cold interpreter) still starts; without the wait it was told "unknown tool" for a tool
-about to exist.
+about to exist. resources/read, prompts/get and completion/complete wait the same way (catalog_view.py).
 
 Bounded: the wait for each upstream ends when its first attempt's outcome is in the catalog, at its
 ``connect_timeout`` counted from that attempt's start, at ``FIRST_CONNECT_WAIT_CAP``, or when it is stopped;

@@ -5,7 +5,8 @@
   level of one client: an upstream is shared, and one client's level set there narrowed what every other
   connection and 2026-era request got (alice at "emergency" left bob no line at all).
 - ``completion/complete``: routed by the prompt's exposed name or the resource template to its upstream (at
-  most 100 values come back, as the spec allows: ``catalog_view``).
+  most 100 values come back, as the spec allows: ``catalog_view``); one of an upstream still in its first
+  connection waits for it, as prompts/get does (first_connections.py).
 - ``resources/subscribe`` / ``unsubscribe``: subscribed upstream once per URI, reference-counted over clients;
   ``notifications/resources/updated`` from the upstream that owns the URI (no other) goes to each subscribed
   client (2026-era clients through their ``subscriptions/listen`` stream, whose resource filter subscribes

@@ -13,9 +13,10 @@ compares times and, where it can write, recompiles into the package).
 
 What is loaded: ``load_plan`` hashes the directory's sources and ``.qlf`` files against the manifest; any
 difference (a source edited, a ``.qlf`` truncated or replaced, one missing, no manifest) and the plan is the
-sources, counted in ``FALLBACKS`` and logged once. The Prolog side then refuses ``.qlf`` files of another
-SWI-Prolog (the manifest's version against its own, and SWI's own reading of each header) and loads the
-sources instead: a start never fails for a ``.qlf``. Only this package's directory is read; rulebases (user
+sources, counted in ``FALLBACKS`` by a reason of a fixed set (``REASONS``: the operator's /metrics shows it)
+and logged once. The Prolog side then refuses ``.qlf`` files of another SWI-Prolog (the manifest's version
+against its own, and SWI's own reading of each header) and loads the sources instead (not counted here): a
+start never fails for a ``.qlf``. Only this package's directory is read; rulebases (user
 files) are always loaded from source, through every check they had.
 """
 
@@ -45,18 +46,24 @@ LOADER = "core_files.pl"
 # bytes: the build writes a manifest of ~8 KB, files of at most ~170 KB; a larger one is not the build's (and
 # is not read whole: a sparse file of terabytes would be)
 MANIFEST_MOST, FILE_MOST = 1 << 20, 16 << 20
-FALLBACKS: Counter[str] = Counter()  # plans that fell back to the sources, by why
+# why a plan fell back to the sources: a fixed set, so /metrics may label by it (a file's name goes to the log
+# alone: the manifest names files, and what it names is not the build's word once the plan falls back)
+REASONS = (
+    "no manifest", "manifest not a plain file", "manifest unreadable", "sources added or removed",
+    "file not a plain file", "file unreadable", "file changed",
+)
+FALLBACKS: Counter[str] = Counter()  # plans that fell back to the sources, by reason (one of REASONS)
 log = logging.getLogger(__name__)
 
 
 def load_plan(directory: Path | None = None) -> tuple[list[str], int]:
     """The core's files to load in order, and the SWI-Prolog version their ``.qlf`` need (0: the sources)."""
     directory = directory or PROLOG_DIR
-    why, version = _built(directory)
+    why, name, version = _built(directory)
     if why is None:
         return [str(directory / f"{m}.qlf") for m in MODULES], version
     if why != "no manifest" and why not in FALLBACKS:  # a checkout never built is the ordinary case, no news
-        log.info("Sentinel's Prolog core loads from source: %s", why)
+        log.info("Sentinel's Prolog core loads from source: %s%s", why, f" ({name!r})" if name else "")
     FALLBACKS[why] += 1
     return [str(directory / f"{m}.pl") for m in MODULES], 0
 
@@ -67,34 +74,35 @@ def core_arguments(directory: Path | None = None) -> list[str]:
     return [json.dumps(files), str(version)]
 
 
-def _built(directory: Path) -> tuple[str | None, int]:
-    """Why the directory's ``.qlf`` may not be loaded (None: every file is the build's), and their version."""
+def _built(directory: Path) -> tuple[str | None, str, int]:
+    """Why the directory's ``.qlf`` may not be loaded (None: every file is the build's; else one of
+    ``REASONS``), the file it concerns (or ""), and the ``.qlf`` files' version."""
     try:
         text = _plain_bytes(directory / MANIFEST, MANIFEST_MOST)
         if text is None:
-            return "manifest not a plain file of the build's size", 0
+            return "manifest not a plain file", "", 0
         manifest = json.loads(text)
         recorded, version = manifest["files"], int(manifest["swipl_version"])
     except FileNotFoundError:
-        return "no manifest", 0
+        return "no manifest", "", 0
     # (RecursionError: nested too deep for the parser; OverflowError: a version of Infinity)
     except (OSError, ValueError, KeyError, TypeError, RecursionError, OverflowError):
-        return "manifest unreadable", 0
+        return "manifest unreadable", "", 0
     if not isinstance(recorded, dict):
-        return "manifest unreadable", 0
+        return "manifest unreadable", "", 0
     if _names(directory) != set(recorded):
-        return "sources added or removed since the build", 0
+        return "sources added or removed", "", 0
     for name in sorted(recorded):
         try:
             data = _plain_bytes(directory / name, FILE_MOST)
             if data is None:
-                return f"{name} is not a plain file of the build's size", 0
+                return "file not a plain file", name, 0
             digest = hashlib.sha256(data).hexdigest()
         except OSError:
-            return f"{name} unreadable", 0
+            return "file unreadable", name, 0
         if digest != recorded[name]:
-            return f"{name} changed since the build", 0
-    return None, version
+            return "file changed", name, 0
+    return None, "", version
 
 
 def _plain_bytes(path: Path, most: int) -> bytes | None:

@@ -10,6 +10,7 @@
       {"op":"unload","module":M}                             -> {"ok":true}
       {"op":"session","session":S,"lines":Text}              -> {"ok":true}   (replaces the session's facts)
       {"op":"drop","session":S}                              -> {"ok":true}
+      {"op":"ping"}                                          -> {"ok":true,"core":"qlf"}  (or "source")
       {"op":"query","rb":M,"session":S,"now":T,"goal":Text,"max":N,"limit":L,"seconds":Sec}
                                                              -> the sn_client_query answer
 */
@@ -63,7 +64,9 @@ do_op(query, Req, Out) :- !,
     memberchk(goal = Goal, Req), memberchk(max = Max, Req), memberchk(limit = Limit, Req),
     memberchk(seconds = Secs, Req),
     sentinel_core:sn_client_query(RB, S, Now, Goal, Max, Limit, Secs, Out).
-do_op(ping, _, '{"ok":true}') :- !.
+do_op(ping, _, Out) :- !,  % and how this process loaded the core: qlf or source (core_files.pl)
+    core_files:core_loaded(How),
+    atom_json_term(Out, json([ok= @(true), core=How]), [as(atom), width(0)]).
 do_op(Op, _, Out) :- format(atom(M), 'unknown op ~q', [Op]), atom_json_term(Out, json([ok= @(false), error=M]), [as(atom)]).
 
 failure(E, Out) :-
