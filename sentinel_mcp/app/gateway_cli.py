@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from sentinel_mcp.config_audit import SYNC_MEANING
 from sentinel_mcp.config_secrets import ARGUMENTS, masked_arguments, secret_key
 from sentinel_mcp.core.cli_numbers import count
 from sentinel_mcp.core.errors import ConfigError
@@ -429,6 +428,8 @@ def _verify(path: Path, anchor_dir: Path | None, as_json: bool = False, key: byt
             "sealed_checked": key is not None, "unsealed": report.unsealed, "sync": sync,
         }, ensure_ascii=True))
         return 0 if report.ok else 1
+    from sentinel_mcp.config_audit import SYNC_MEANING  # (its module loads pydantic: not at `serve`'s start)
+
     durability = f'durability: sentinel.audit.sync = "{sync}" ({SYNC_MEANING[sync]})'
     if report.ok:
         anchored = (

@@ -38,6 +38,7 @@ _HONEST_MIXES = (
     frozenset({"LATIN", "HAN", "BOPOMOFO"}),
 )
 _ANY_SCRIPT = frozenset({"COMMON", "INHERITED"})
+_LATIN = frozenset({"LATIN"})
 _MARKS = frozenset({"Mn", "Me"})  # combining marks a reader may take for a speck or not see at all
 _ROUNDS = 3  # skeleton passes: a prototype lower-cased may be another class's member (bounded, no loop)
 MAX_NAME = 200  # characters of a name that can read as itself
@@ -76,6 +77,8 @@ def mixed_words(text: str) -> int:
 def scripts_of(name: str) -> frozenset[str]:
     """The scripts of ``name``'s characters, Common and Inherited left out (its compatibility forms read:
     full-width Latin is Latin)."""
+    if name.isascii():  # ASCII letters are Latin, the rest Common: no table read for them (cold start)
+        return _LATIN if any(ch.isalpha() for ch in name) else frozenset()
     from confusable_homoglyphs import categories  # (its table is read on first use, not at start-up)
 
     return frozenset(categories.alias(ch) for ch in unicodedata.normalize("NFKC", name)) - _ANY_SCRIPT

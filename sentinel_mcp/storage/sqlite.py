@@ -99,15 +99,19 @@ class SQLiteDatabase(JobWriter):
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SQLiteDatabase":
+        connected = False
         try:
-            self._connect()
+            self._connect(presize=False)
+            connected = True
         except StorageError as e:  # start degraded (calls are refused) and retry on each write
             self._fault(e)
         self._start_writer()
+        if connected and self._wal_mode:  # the writer's first job, not the opener's (serve: the event loop's)
+            self._put(Job("call", self._presize, _unheard))
         register(self.health)
         return self
 
-    def _connect(self) -> None:
+    def _connect(self, presize: bool = True) -> None:
         conn: sqlite3.Connection | None = None
         try:
             private_dir(self.path.parent)
@@ -136,7 +140,7 @@ class SQLiteDatabase(JobWriter):
             for schema in self._schemas:
                 apply_schema(conn, schema, self._declare)
             self._declare(conn)
-            if self.options.journal.upper() == "WAL":
+            if presize and self.options.journal.upper() == "WAL":
                 presize_wal(conn, self.path)
             st = os.stat(self.path)
             hold = CheckpointHold(self.path, conn) if self.options.journal.upper() == "WAL" else None
@@ -459,6 +463,9 @@ class SQLiteDatabase(JobWriter):
     def _checkpoint_if_due(self) -> None:
         if self.idle_checkpoint is not None and self.idle_checkpoint.due():
             self._put(Job("call", self._checkpoint, _unheard))
+
+    def _presize(self, conn: sqlite3.Connection) -> None:
+        presize_wal(conn, self.path)
 
     def _checkpoint(self, conn: sqlite3.Connection) -> bool:
         assert self.idle_checkpoint is not None

@@ -84,3 +84,17 @@ def test_every_entry_of_unicodes_table_reads_as_its_prototype(start: int) -> Non
                                       "\u03f2urren\u03f2y"])
 def test_a_greek_lunate_sigma_reads_as_c(spelling: str) -> None:
     assert looks_alike(spelling, "currency")
+
+
+def test_an_ascii_name_has_the_scripts_the_table_gives_it() -> None:
+    """``scripts_of`` answers an ASCII name without the script table (its load is a cold start's cost, issue
+    21): the answer is the table's, for every ASCII character alone and in a name."""
+    from confusable_homoglyphs import categories
+
+    from sentinel_mcp.core.look_alike_names import _ANY_SCRIPT, scripts_of
+
+    for ch in map(chr, range(128)):
+        assert scripts_of(ch) == frozenset({categories.alias(ch)}) - _ANY_SCRIPT, repr(ch)
+    for name in ("airline", "get_weather-2", "", "  ", "A.B/c", "42"):
+        table = frozenset(categories.alias(ch) for ch in name) - _ANY_SCRIPT
+        assert scripts_of(name) == table, name

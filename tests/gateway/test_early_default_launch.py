@@ -121,3 +121,19 @@ def test_an_engine_begun_early_serves_and_its_failed_start_is_reported_to_its_st
     out = subprocess.run([sys.executable, "-c", _BEGUN, mode], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == said, out.stdout + out.stderr[-2000:]
+
+
+_THROUGH_CLI = _AT_LAUNCH.replace(
+    "anyio.run(early_start.serve_stdio_of, None)",
+    "import sentinel_mcp.cli\n    sentinel_mcp.cli.main(['serve'])")
+
+
+def test_serve_from_the_command_line_launches_before_the_config_models(data_dir: Path) -> None:
+    """The same launch through ``sentinel-mcp serve`` itself: the command's module (gateway_cli) and what the
+    command line imports to run it load no pydantic before the upstream is launched."""
+    assert "sentinel_mcp.cli.main" in _THROUGH_CLI
+    out = subprocess.run([sys.executable, "-c", _THROUGH_CLI], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [e["name"] for e in got["early"]] == ["airline"]
+    assert got["early"][0]["loaded"] == [], "launched after the config models (or the SDK) loaded"
