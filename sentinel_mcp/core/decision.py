@@ -61,8 +61,13 @@ def argument_digest(arguments: dict[str, Any] | None) -> str:
     calls, and no secret is in it. Cut to 16 hex digits (64 bits), two calls of one digest took 2^32 hashes
     to find, once and for every gateway: a "yes" to the call shown ran the other
     (``tests/gateway/test_digest_collisions.py``)."""
+    if not arguments and (arguments is None or type(arguments) is dict):
+        return _EMPTY_DIGEST  # a tool without parameters (the text "{}", as below): hashed once
     canonical = (type(arguments) is dict and _flat_canonical(arguments)) or _CANONICAL.encode(arguments or {})
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+_EMPTY_DIGEST = hashlib.sha256(b"{}").hexdigest()
 
 
 class ToolCall(BaseModel):

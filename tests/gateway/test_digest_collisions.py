@@ -157,3 +157,5 @@ def test_the_argument_digest_is_all_of_sha256() -> None:
     for arguments in ({}, {"account": 12, "to": "x"}, {"nested": {"a": [1, 2.5, None]}}):
         text = _CANONICAL.encode(arguments)
         assert argument_digest(arguments) == hashlib.sha256(text.encode()).hexdigest()
+    # no arguments (a tool without parameters: hashed once, not per call) is the digest of the text "{}"
+    assert argument_digest(None) == argument_digest({}) == hashlib.sha256(b"{}").hexdigest()
