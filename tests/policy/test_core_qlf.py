@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from sentinel_mcp.policy import core_qlf, load_rehearsal
-from sentinel_mcp.policy.core_qlf import MANIFEST, MODULES, PROLOG_DIR, build, load_plan
+from tests.support.core_copy import core_built
+from sentinel_mcp.policy.core_qlf import MANIFEST, MODULES, load_plan
 
 from ..conftest import ROOT
 
@@ -30,9 +31,7 @@ BROKEN = "allow(X) :- foo(.\nallow(read_file) :- true.\n"
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
     """A copy of the package's Prolog directory, its core compiled as an install compiles it."""
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
-    build(directory)
+    directory = core_built(tmp_path)
     return directory
 
 

@@ -6,20 +6,19 @@ of the package's Prolog directory (test_core_qlf.py builds one for the manifests
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from pathlib import Path
 
 import pytest
 
 from sentinel_mcp.policy import core_qlf
-from sentinel_mcp.policy.core_qlf import MANIFEST, PROLOG_DIR, build, load_plan
+from tests.support.core_copy import core_built, core_sources
+from sentinel_mcp.policy.core_qlf import MANIFEST, load_plan
 
 
 @pytest.fixture
 def sources(tmp_path: Path) -> Path:
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
+    directory = core_sources(tmp_path)
     return directory
 
 
@@ -46,9 +45,7 @@ def test_a_bomb_of_a_manifest_plans_the_sources(sources: Path, text: str) -> Non
 
 def test_a_manifest_larger_than_a_build_writes_is_not_read(tmp_path: Path) -> None:
     """A manifest that would match, padded past ``MANIFEST_MOST``: not the build's (and not read whole)."""
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
-    build(directory)
+    directory = core_built(tmp_path)
     assert not planned_sources(directory)
     manifest = (directory / MANIFEST).read_text()
     (directory / MANIFEST).write_text(manifest + " " * core_qlf.MANIFEST_MOST)
@@ -88,9 +85,7 @@ def test_a_manifest_not_a_plain_file_is_not_waited_for(sources: Path, tmp_path: 
 def test_a_file_larger_than_a_build_writes_is_not_read(tmp_path: Path, name: str) -> None:
     """A sparse file of a terabyte in a built file's place: not hashed (read whole, it was a MemoryError out
     of load_plan, or a machine's memory), the sources planned."""
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
-    build(directory)
+    directory = core_built(tmp_path)
     assert not planned_sources(directory)
     with (directory / name).open("r+b") as f:
         f.truncate(1 << 40)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,8 @@ import httpx2
 import pytest
 
 from sentinel_mcp.policy import core_qlf
-from sentinel_mcp.policy.core_qlf import MANIFEST, PROLOG_DIR, REASONS, build, load_plan
+from tests.support.core_copy import core_built
+from sentinel_mcp.policy.core_qlf import MANIFEST, REASONS, load_plan
 
 from ..identity.identity_rig import (
     BOB, OWNER_TOKEN, env_for, free_port, stop_process, wait_http, write_config,
@@ -34,9 +34,7 @@ SERIES = re.compile(r'^sentinel_core_qlf_fallbacks_total\{reason="([^"]*)"\} (\d
 
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
-    build(directory)
+    directory = core_built(tmp_path)
     return directory
 
 

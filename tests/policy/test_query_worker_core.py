@@ -17,7 +17,8 @@ import pytest
 
 from sentinel_mcp.paths import RULEBASES_DIR
 from sentinel_mcp.policy import core_qlf, query_worker
-from sentinel_mcp.policy.core_qlf import MANIFEST, PROLOG_DIR, build
+from tests.support.core_copy import core_built
+from sentinel_mcp.policy.core_qlf import MANIFEST
 from sentinel_mcp.policy.query_worker import QueryWorker
 
 from .test_core_qlf import _stale
@@ -28,9 +29,7 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.fixture
 def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the package's Prolog directory built as an install builds it, the worker's core from it."""
-    directory = tmp_path / "prolog"
-    shutil.copytree(PROLOG_DIR, directory, ignore=shutil.ignore_patterns("*.qlf", MANIFEST))
-    build(directory)
+    directory = core_built(tmp_path)
     monkeypatch.setattr(core_qlf, "PROLOG_DIR", directory)
     monkeypatch.setattr(query_worker, "WORKER", directory / "query_worker.pl")
     return directory
