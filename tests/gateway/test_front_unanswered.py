@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tests.support.raw_http import raw_exchange
 from tests.support.served_app import served_app
 
 from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
@@ -54,25 +55,6 @@ async def _answers_with_own_csp(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"<p>page</p>"})
 
 
-async def _exchange(port: int, request: bytes) -> tuple[int, dict[bytes, list[bytes]], bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
-        lines = head[:-4].split(b"\r\n")
-        status = int(lines[0].split(b" ")[1])
-        headers: dict[bytes, list[bytes]] = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            headers.setdefault(name.strip().lower(), []).append(value.strip())
-        length = 0 if request.startswith(b"HEAD ") else int(headers.get(b"content-length", [b"0"])[0])
-        body = await asyncio.wait_for(reader.readexactly(length), 60)
-        return status, headers, body
-    finally:
-        writer.close()
-
-
 def _front(inner: Any) -> Any:
     return lambda port: StartupFailure(SafeHeaders(inner))
 
@@ -90,7 +72,7 @@ REQUESTS = [
 async def test_an_app_that_fails_to_answer_gets_a_500_with_the_safe_headers(inner: Any,
                                                                             request_bytes: bytes) -> None:
     async with served_app(_front(inner), http=FrontHTTPProtocol, interface="asgi3") as port:
-        status, headers, _ = await _exchange(port, request_bytes)
+        status, headers, _ = await raw_exchange(port, request_bytes)
     assert status == 500
     for name, value in SAFE_HEADERS:
         assert headers.get(name) == [value], (name, headers)
@@ -100,7 +82,7 @@ async def test_an_app_that_fails_to_answer_gets_a_500_with_the_safe_headers(inne
 async def test_an_answer_carries_each_safe_header_once(inner: Any) -> None:
     # the head the app wrote through SafeHeaders is not given the lines a second time
     async with served_app(_front(inner), http=FrontHTTPProtocol, interface="asgi3") as port:
-        status, headers, _ = await _exchange(port, REQUESTS[0])
+        status, headers, _ = await raw_exchange(port, REQUESTS[0])
     assert status == 200
     for name, _ in SAFE_HEADERS:
         assert len(headers.get(name, [])) == 1, (name, headers)

@@ -13,10 +13,10 @@ gets its 101. (An upgrade at a path with no socket, or refused by the app, is th
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
+from tests.support.raw_http import raw_exchange
 from tests.support.served_app import served_app
 
 from sentinel_mcp.app.http_protocol import FrontHTTPProtocol
@@ -60,20 +60,7 @@ def _front(inner: Any) -> Any:
 
 
 async def _exchange(port: int, request: bytes) -> tuple[int, dict[bytes, list[bytes]], bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
-        writer.write(request)
-        await writer.drain()
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
-        lines = head[:-4].split(b"\r\n")
-        headers: dict[bytes, list[bytes]] = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(b":")
-            headers.setdefault(name.strip().lower(), []).append(value.strip())
-        rest = b"" if lines[0].split(b" ")[1] == b"101" else await asyncio.wait_for(reader.read(), 60)
-        return int(lines[0].split(b" ")[1]), headers, rest
-    finally:
-        writer.close()
+    return await raw_exchange(port, request, whole=True)  # a refusal's body: until the front closes
 
 
 def _upgrade(spelling: tuple[bytes, bytes], extra: bytes, path: bytes = b"/a2a/ws") -> bytes:
