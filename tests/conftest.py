@@ -40,8 +40,9 @@ def _ephemeral_low() -> int:
         return 32768
 
 
-_PORT_BASE = 10000 if _ephemeral_low() > 12000 else 1024
-_PORT_SLICE = max(100, min(4000, (_ephemeral_low() - _PORT_BASE) // _WORKER_SLICES))
+_EPHEMERAL_LOW = _ephemeral_low()
+_PORT_BASE = 10000 if _EPHEMERAL_LOW > 12000 else 1024
+_PORT_SLICE = max(100, min(4000, (_EPHEMERAL_LOW - _PORT_BASE) // _WORKER_SLICES))
 _port_next: list[int] = []
 
 
