@@ -207,8 +207,8 @@ async def _all_pages(
         cursor = page.next_cursor
         # the cursors count too, and only their digests are kept: 100 pages of no items, each with a
         # cursor of 3 MB, held 300 MB in ``seen`` (1.6 GB over HTTP) within every other bound
-        size += sum(utf8_size(item.model_dump_json(by_alias=True, exclude_none=True)) for item in got)
         for item in got:
+            size += utf8_size(_written(item, field_name))
             _finite(item, field_name)
         size += utf8_size(cursor or "")
         if size > MAX_LISTING_BYTES:
@@ -222,6 +222,20 @@ async def _all_pages(
     raise ListingRefused(f"its {field_name} listing has more than {MAX_PAGES} pages")
 
 
+def _item_name(item: Any) -> str:
+    return str(getattr(item, "name", None) or getattr(item, "uri_template", None) or getattr(item, "uri", ""))
+
+
+def _written(item: BaseModel, field_name: str) -> str:
+    """The item as JSON; an item that cannot be written (a lone surrogate in a text: the readers of a message
+    refuse it, this bound behind them) is a listing refused, naming it, never the serializer's own error."""
+    try:
+        return item.model_dump_json(by_alias=True, exclude_none=True)
+    except pydantic_core.PydanticSerializationError:
+        raise ListingRefused(f"its {field_name} listing: {_item_name(item)[:40]!r} holds a text with no "
+                             "UTF-8 spelling (a lone surrogate)") from None
+
+
 def _finite(item: Any, field_name: str) -> None:
     """Raises ``ListingRefused`` for an item holding ``NaN`` or an infinity (the readers take ``NaN``,
     ``Infinity`` and an overflowing ``1e999``): the gateway would check arguments against ``maximum: inf``
@@ -230,9 +244,8 @@ def _finite(item: Any, field_name: str) -> None:
         return
     where = non_finite(item)  # where, walked again the slow way (it names each key on its way down)
     if where is not None:
-        name = getattr(item, "name", None) or getattr(item, "uri_template", None) or getattr(item, "uri", "")
-        raise ListingRefused(f"its {field_name} listing: {str(name)[:40]!r} holds a number JSON has no "
-                             f"spelling for (NaN or an infinity) at {where[:80]!r}")
+        raise ListingRefused(f"its {field_name} listing: {_item_name(item)[:40]!r} holds a number JSON has "
+                             f"no spelling for (NaN or an infinity) at {where[:80]!r}")
 
 
 
