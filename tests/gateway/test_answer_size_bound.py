@@ -10,9 +10,10 @@ another answer), so such an answer is not an answer, and such a focus is not bou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
+import pytest_asyncio
 from mcp import Client
 from mcp.types import ElicitResult
 
@@ -20,10 +21,11 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.record_bounds import FACT_VALUE
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.support.carried_session import Carried
+from tests.support.held_context import held
 
 from .helpers import make_config, toolbox_stdio
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.asyncio(loop_scope="module")]
 RULES = """
 askable(note(P, N), "What note for ~w?", text, [from([user, agent])]).
 context(focus).
@@ -39,6 +41,14 @@ def _config(data_dir: Path) -> Any:
     rules.write_text(RULES)
     return make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+    """One gateway for the module (its start was most of each row's time): each row is a connection (a
+    session) of its own about a path under its own tmp_path; ``_largest`` then reads every row's facts."""
+    async for rt in held(running_gateway(_config(tmp_path_factory.mktemp("notes") / "state"))):
+        yield rt
 
 
 def _text(r: Any) -> str:
@@ -58,61 +68,60 @@ async def _largest(rt: Any) -> int:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize("size", range(len(HUGE)))
-async def test_a_huge_answer_from_the_client_is_no_answer(data_dir: Path, mode: str, size: int) -> None:
-    marker = data_dir / "m.txt"
+async def test_a_huge_answer_from_the_client_is_no_answer(shared: Any, tmp_path: Path,
+                                                          mode: str, size: int) -> None:
+    marker = tmp_path / "m.txt"
 
     async def answer(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"answer": HUGE[size]})
 
-    async with running_gateway(_config(data_dir)) as rt:
-        async with Client(rt.front.server, mode=mode, elicitation_callback=answer) as raw:
-            r = await Carried(raw).call_tool("tb__write_marker", {"path": str(marker), "text": "x"})
-            assert r.is_error and "not accepted" in _text(r), _text(r)[:300]
-            assert len(_text(r)) < 5000
-        assert await _largest(rt) <= 2 * FACT_VALUE.chars
+    async with Client(shared.front.server, mode=mode, elicitation_callback=answer) as raw:
+        r = await Carried(raw).call_tool("tb__write_marker", {"path": str(marker), "text": "x"})
+        assert r.is_error and "not accepted" in _text(r), _text(r)[:300]
+        assert len(_text(r)) < 5000
+    assert await _largest(shared) <= 2 * FACT_VALUE.chars
     assert not marker.exists()
 
 
 @pytest.mark.parametrize("size", range(len(HUGE)))
-async def test_a_huge_agent_answer_or_focus_is_refused(data_dir: Path, size: int) -> None:
-    marker = data_dir / "m.txt"
-    async with running_gateway(_config(data_dir)) as rt:
-        async with Client(rt.front.server, mode="legacy") as c:
-            r = await c.call_tool("sentinel__sentinel_answer",
-                                  {"predicate": "note", "inputs": [str(marker)], "answer": HUGE[size]})
-            assert r.is_error, _text(r)[:300]
-            r = await c.call_tool("sentinel__sentinel_answer",
-                                  {"predicate": "note", "inputs": [HUGE[size]], "answer": "short"})
-            assert r.is_error, _text(r)[:300]
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": HUGE[size]})
-            assert r.is_error, _text(r)[:300]
-            assert len(_text(r)) < 5000
-            r = await c.call_tool("tb__write_marker", {"path": str(marker), "text": "x"})
-            assert r.is_error
-            # within the limits, all three still count
-            ok = "n" * 1000
-            r = await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": ok})
-            assert not r.is_error, _text(r)
-            r = await c.call_tool("sentinel__sentinel_answer",
-                                  {"predicate": "note", "inputs": [str(marker)], "answer": ok})
-            assert not r.is_error, _text(r)[:300]
-            assert not (await c.call_tool("tb__write_marker", {"path": str(marker), "text": "x"})).is_error
-        assert await _largest(rt) <= 2 * FACT_VALUE.chars
+async def test_a_huge_agent_answer_or_focus_is_refused(shared: Any, tmp_path: Path, size: int) -> None:
+    marker = tmp_path / "m.txt"
+    async with Client(shared.front.server, mode="legacy") as c:
+        r = await c.call_tool("sentinel__sentinel_answer",
+                              {"predicate": "note", "inputs": [str(marker)], "answer": HUGE[size]})
+        assert r.is_error, _text(r)[:300]
+        r = await c.call_tool("sentinel__sentinel_answer",
+                              {"predicate": "note", "inputs": [HUGE[size]], "answer": "short"})
+        assert r.is_error, _text(r)[:300]
+        r = await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": HUGE[size]})
+        assert r.is_error, _text(r)[:300]
+        assert len(_text(r)) < 5000
+        r = await c.call_tool("tb__write_marker", {"path": str(marker), "text": "x"})
+        assert r.is_error
+        # within the limits, all three still count
+        ok = "n" * 1000
+        r = await c.call_tool("sentinel__sentinel_bind", {"context": "focus", "value": ok})
+        assert not r.is_error, _text(r)
+        r = await c.call_tool("sentinel__sentinel_answer",
+                              {"predicate": "note", "inputs": [str(marker)], "answer": ok})
+        assert not r.is_error, _text(r)[:300]
+        assert not (await c.call_tool("tb__write_marker", {"path": str(marker), "text": "x"})).is_error
+    assert await _largest(shared) <= 2 * FACT_VALUE.chars
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_an_answer_about_a_huge_argument_is_refused_saying_why(data_dir: Path, mode: str) -> None:
+async def test_an_answer_about_a_huge_argument_is_refused_saying_why(shared: Any, tmp_path: Path,
+                                                                     mode: str) -> None:
     """The question's inputs come from the call: a note about a text of 20,000 characters would be a fact
     past the limits whatever the answer; it is refused as not accepted (never a guard error), nothing kept."""
-    marker = data_dir / "m.txt"
+    marker = tmp_path / "m.txt"
 
     async def answer(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"answer": "short"})
 
-    async with running_gateway(_config(data_dir)) as rt:
-        async with Client(rt.front.server, mode=mode, elicitation_callback=answer) as raw:
-            r = await Carried(raw).call_tool("tb__write_marker", {"path": "p" * 20_000, "text": "x"})
-            said = _text(r)
-            assert r.is_error and "not accepted" in said and "larger than a fact" in said, said[-400:]
-        assert await _largest(rt) <= 2 * FACT_VALUE.chars
+    async with Client(shared.front.server, mode=mode, elicitation_callback=answer) as raw:
+        r = await Carried(raw).call_tool("tb__write_marker", {"path": "p" * 20_000, "text": "x"})
+        said = _text(r)
+        assert r.is_error and "not accepted" in said and "larger than a fact" in said, said[-400:]
+    assert await _largest(shared) <= 2 * FACT_VALUE.chars
     assert not marker.exists()

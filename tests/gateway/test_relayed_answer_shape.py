@@ -12,18 +12,32 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
+import pytest_asyncio
 from mcp import Client
 from mcp.types import ElicitRequestURLParams, ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.held_context import held
 
 from .helpers import make_config
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 RELAY = str(Path(__file__).with_name("relay_server.py"))
 MODES = ["legacy", "auto"]  # handshake era (pushed to) and 2026-07-28 (held call)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]:
+    """One gateway over the relay for the rows that only call it (its start was most of each row's time): the
+    relay keeps nothing between calls, and each call is a connection of its own."""
+    cfg = make_config(tmp_path_factory.mktemp("relay") / "state",
+                      servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    async for rt in held(running_gateway(cfg)):
+        yield rt
+
 
 # what a client may send with an answer that is not an accepted form
 CONTENTS: list[dict[str, Any]] = [
@@ -36,52 +50,47 @@ CONTENTS: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_declined_or_cancelled_form_reaches_the_upstream_without_content(data_dir, mode):
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
-    async with running_gateway(cfg) as rt:
-        for action in ("decline", "cancel"):
-            for content in CONTENTS:
+async def test_a_declined_or_cancelled_form_reaches_the_upstream_without_content(shared: Any,
+                                                                                 mode: str) -> None:
+    for action in ("decline", "cancel"):
+        for content in CONTENTS:
 
-                async def on_elicit(ctx, params, action=action, content=content):  # noqa: ANN001
-                    return ElicitResult(action=action, content=content)
+            async def on_elicit(ctx, params, action=action, content=content):  # noqa: ANN001
+                return ElicitResult(action=action, content=content)
 
-                async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
-                    r = await c.call_tool("rl__form_words", {"tag": "0"})
-                    text = r.content[0].text
-                    assert text == f"form_words:{action}:[]", (action, content, text)
-
-
-@pytest.mark.parametrize("mode", MODES)
-async def test_a_link_is_answered_without_content(data_dir, mode):
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
-    async with running_gateway(cfg) as rt:
-        asked: list[Any] = []
-        for action in ("accept", "decline", "cancel"):
-            for content in CONTENTS:
-
-                async def on_elicit(ctx, params, action=action, content=content):  # noqa: ANN001
-                    asked.append(params)
-                    return ElicitResult(action=action, content=content)
-
-                async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
-                    r = await c.call_tool("rl__link_echo", {"tag": "0"})
-                    text = r.content[0].text
-                    assert text == f"link_echo:{action}:None", (action, content, text)
-        assert asked and all(isinstance(p, ElicitRequestURLParams) for p in asked)
+            async with Client(shared.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+                r = await c.call_tool("rl__form_words", {"tag": "0"})
+                text = r.content[0].text
+                assert text == f"form_words:{action}:[]", (action, content, text)
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_an_accepted_form_still_reaches_the_upstream_with_its_content(data_dir, mode):
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
-    async with running_gateway(cfg) as rt:
+async def test_a_link_is_answered_without_content(shared: Any, mode: str) -> None:
+    asked: list[Any] = []
+    for action in ("accept", "decline", "cancel"):
+        for content in CONTENTS:
 
-        async def on_elicit(ctx, params):  # noqa: ANN001
-            return ElicitResult(action="accept", content={"approve": True, "which": "y"})
+            async def on_elicit(ctx, params, action=action, content=content):  # noqa: ANN001
+                asked.append(params)
+                return ElicitResult(action=action, content=content)
 
-        async with Client(rt.front.server, mode=mode, elicitation_callback=on_elicit) as c:
-            r = await c.call_tool("rl__form_words", {"tag": "0"})
-            text = r.content[0].text
-            assert text == "form_words:accept:[('approve', True), ('which', 'y')]", text
+            async with Client(shared.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+                r = await c.call_tool("rl__link_echo", {"tag": "0"})
+                text = r.content[0].text
+                assert text == f"link_echo:{action}:None", (action, content, text)
+    assert asked and all(isinstance(p, ElicitRequestURLParams) for p in asked)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_accepted_form_still_reaches_the_upstream_with_its_content(shared: Any, mode: str) -> None:
+
+    async def on_elicit(ctx, params):  # noqa: ANN001
+        return ElicitResult(action="accept", content={"approve": True, "which": "y"})
+
+    async with Client(shared.front.server, mode=mode, elicitation_callback=on_elicit) as c:
+        r = await c.call_tool("rl__form_words", {"tag": "0"})
+        text = r.content[0].text
+        assert text == "form_words:accept:[('approve', True), ('which', 'y')]", text
 
 
 @pytest.mark.parametrize("mode", MODES)

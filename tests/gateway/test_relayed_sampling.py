@@ -7,23 +7,27 @@ request relayed to either.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import pytest_asyncio
 from mcp import Client
 from mcp.types import CreateMessageResult, TextContent
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.display_text import is_hidden, shown
+from tests.support.held_context import held
 
 from .helpers import make_config, served_http
 from .sampling_upstream import PROMPT, SMUGGLED, SYSTEM
 
 SHOWN_TAIL = shown(SMUGGLED[1:], len(SMUGGLED)).text
 UPSTREAM = str(Path(__file__).with_name("sampling_upstream.py"))
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 @pytest.mark.parametrize("era", ["handshake", "2026"])
@@ -126,46 +130,54 @@ def test_what_a_server_may_ask_through_sentinel_by_default():
     assert permitted_relays(StdioServer(command="x", relays=[])) == set()
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-@pytest.mark.parametrize("era", ["handshake", "2026"])
+# the gateways of the greedy rows, one per (transport, era of the upstream, cap); both eras of client use it
+GREEDY = [(transport, era, cap) for cap in (None, 100) for era in ("handshake", "2026")
+          for transport in ("stdio", "http")]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=GREEDY,
+                        ids=[f"{cap}-{era}-{transport}" for transport, era, cap in GREEDY])
+async def greedy(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A gateway over the greedy upstream, shared by the rows of both eras of client (its start was most of a
+    row's time): the upstream keeps nothing between calls, and each row's call is a connection of its own."""
+    transport, era, cap = request.param
+    flags = ["--greedy"] + ([] if era == "handshake" else ["--modern-only"])
+    with contextlib.ExitStack() as stack:
+        if transport == "stdio":
+            server: dict[str, Any] = {"command": sys.executable, "args": [UPSTREAM, *flags]}
+        else:
+            server = {"url": stack.enter_context(served_http(UPSTREAM, *flags))}
+        if cap is not None:
+            server["max_sampling_tokens"] = cap
+        cfg = make_config(tmp_path_factory.mktemp("greedy") / "state", servers={"hs": server})
+        async for rt in held(running_gateway(cfg)):
+            up = rt.manager.upstreams["hs"]
+            with anyio.fail_after(20):
+                while up.state != "ready":
+                    await anyio.sleep(0.05)
+            yield rt, cap
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-@pytest.mark.parametrize("cap", [None, 100])
-async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(data_dir, transport, era, mode,
-                                                                              cap):
+async def test_a_greedy_sampling_request_reaches_the_client_within_its_bounds(greedy: Any, mode: str) -> None:
     """An upstream asks for 10^9 tokens, a temperature of 1e300, 10,000 stop sequences and model hints,
     provider ``metadata``, a system prompt in Sentinel's voice: the client gets the server's
     ``max_sampling_tokens`` (4096 by default), no temperature, the first few stop sequences and hints that
     read as written, no metadata, the prompt after the server's mark. Every path, over stdio and over
     streamable HTTP (the lean call path reads a push off the call's own stream), both eras of client.
     (Priorities out of 0..1 the SDK refuses on the wire; the table below has them.)"""
+    rt, cap = greedy
     seen = []
 
     async def sampling(ctx, params):  # noqa: ANN001
         seen.append(params)
         return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
 
-    flags = ["--greedy"] + ([] if era == "handshake" else ["--modern-only"])
-    if transport == "stdio":
-        stdio = {"command": sys.executable, "args": [UPSTREAM, *flags]}
-        r = await _peeked(data_dir, stdio, cap, mode, sampling)
-    else:
-        with served_http(UPSTREAM, *flags) as url:
-            r = await _peeked(data_dir, {"url": url}, cap, mode, sampling)
+    async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
+        r = await c.call_tool("hs__peek", {})
     assert r.content[0].text == "peeked: ok", r.content[0].text
     (params,) = seen
     _assert_narrowed(params, cap)
-
-
-async def _peeked(data_dir: Path, server: dict[str, Any], cap: int | None, mode: str, sampling: Any) -> Any:
-    if cap is not None:
-        server["max_sampling_tokens"] = cap
-    async with running_gateway(make_config(data_dir, servers={"hs": server})) as rt:
-        up = rt.manager.upstreams["hs"]
-        with anyio.fail_after(20):
-            while up.state != "ready":
-                await anyio.sleep(0.05)
-        async with Client(rt.front.server, mode=mode, sampling_callback=sampling) as c:
-            return await c.call_tool("hs__peek", {})
 
 
 def _assert_narrowed(params: Any, cap: int | None) -> None:
