@@ -331,7 +331,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                 # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
                 screen = partial(self.screen_request, self.declared_kinds)
                 await self._serve(make_client(self.target, mode, self._callbacks(), session, screen,
-                                              self.notice_budget, self._asked), mode,
+                                              self.notice_budget, self._asked, self.progress_stray), mode,
                                   session, taps)
                 return
             except HandshakeRejected as e:
@@ -369,7 +369,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                         if isinstance(self.lean, LeanCaller):
-                            self.lean.budget = self.notice_budget
+                            self.lean.budget, self.lean.stray = self.notice_budget, self.stray_progress
                     self.callers.reset()  # a new connection: nothing called on it can push
                     self.roots_given_to = None  # nor was it given any roots
                     self.client = client
@@ -535,8 +535,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         if isinstance(message, ResourceUpdatedNotification):
             self.updated(message.params.uri)
             return
-        if isinstance(message, ProgressNotification):  # the SDK has routed it, if any call of its was due it
-            self.stray_progress(message.params.progress_token)
+        if isinstance(message, ProgressNotification):  # a call's own, routed by the SDK (progress_stray)
             return
         if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
             await self.hooks.elicit_complete(self, message.params.elicitation_id)

@@ -21,6 +21,7 @@ from typing import Any
 
 import uvicorn
 
+from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import mcp
 
 BIG = 17 * 1024 * 1024  # above the lean client's 16 MiB answer limit
@@ -154,6 +155,13 @@ async def attack(name: str, rid: Any, send: Any) -> None:
         answer = _event({"jsonrpc": "2.0", "id": rid, "result": RESULT})
         await send({"type": "http.response.body", "body": answer, "more_body": False})
         return
+    elif name == "odd_tokens":  # progress under tokens naming no call of the gateway's, then the answer
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        body = b"".join(_event(n) for n in odd_progress(rid)) + _event({"jsonrpc": "2.0", "id": rid,
+                                                                         "result": RESULT})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -187,7 +195,7 @@ TEXTS = {
 ATTACKS = {*TEXTS, "bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
            "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", "sse_flood",
-           "sse_flood_fair", *PUSHES}
+           "sse_flood_fair", "odd_tokens", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import RO, mcp
 
 
@@ -34,6 +35,12 @@ def push_flood() -> str:
 def progress_flood() -> str:
     """Listed, as ``push_flood``."""
     return "not reached"
+
+@mcp.tool(annotations=RO)
+def odd_tokens() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
 
 @mcp.tool(annotations=RO)
 def busy_writer() -> str:
@@ -165,6 +172,10 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
                              "params": {"progressToken": token, "progress": i, "total": FLOOD}})
         await wire.line(answer({**RESULT, "structuredContent": {"result": "hostile ok"}}))  # as listed
+    elif name == "odd_tokens":  # progress under tokens naming no call of the gateway's (odd_progress.py)
+        for notice in odd_progress(rid):
+            await wire.line(notice)
+        await wire.line(answer())
     elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
         for _ in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -212,7 +223,7 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
               "surrogate_value_bytes": ("x\udbff", "value")}
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
+           "progress_then_answer", "odd_tokens", "push_elicit", "push_flood", "log_flood", "progress_flood",
            "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer",
            "busy_writer"}
 HUGE = 3 * 1024 * 1024
