@@ -1,12 +1,14 @@
 """Progress notices under tokens that name no call of the gateway's, sent by the hostile upstreams
 (``hostile_stdio_upstream.py``, ``hostile_http_upstream.py``: attack ``odd_tokens``) during a call, before
-its answer: every token shape JSON can spell, and ints and strings near the call's own id."""
+its answer: every token shape JSON can spell, and ints and strings near the call's own id; and under the
+call's own token, values that are no report (``BAD_VALUES``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 EACH = 20  # notices of each token
+BAD_VALUES = ["abc", True, None]  # a progress no number, under the call's own token
 
 
 def odd_tokens(rid: Any) -> list[Any]:
@@ -25,8 +27,11 @@ def odd_progress(rid: Any) -> list[dict[str, Any]]:
                  "params": {"progressToken": token, "progress": i}} for i in range(EACH)]
     out += [{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": i}}
             for i in range(EACH)]
+    for value in BAD_VALUES:
+        out += [{"jsonrpc": "2.0", "method": "notifications/progress",
+                 "params": {"progressToken": rid, "progress": value}}] * EACH
     return out
 
 
 def sent(rid: Any) -> int:
-    return EACH * (len(odd_tokens(rid)) + 1)
+    return EACH * (len(odd_tokens(rid)) + 1 + len(BAD_VALUES))

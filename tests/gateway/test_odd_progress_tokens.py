@@ -1,8 +1,9 @@
 """An upstream sends, during a call, progress notices under tokens that name no call of the gateway's: every
 shape JSON can spell (a string, the call's id as a string, a float, a bool, null, a list, an object, a
-100 KB string), ints near the call's own id, none at all. Each must be charged to the upstream's notice
-budget and counted (``pushes_unrouted``: a flood of them is paced like any other, notice_budget.py), and
-none may reach the caller, who asked for progress; the call's answer still comes. Real upstream processes
+100 KB string), ints near the call's own id, none at all; and under the call's own token, a progress that
+is no number. Each must be charged to the upstream's notice budget and counted (``pushes_unrouted``: a
+flood of them is paced like any other, notice_budget.py), and none may reach the caller, who asked for
+progress; the call's answer still comes. Real upstream processes
 (tests/gateway/hostile_stdio_upstream.py, hostile_http_upstream.py: attack ``odd_tokens``), down the lean
 path and the SDK's, over stdio and streamable HTTP, in both eras.
 
