@@ -43,8 +43,8 @@ CALLER_STACK_BYTES = 16 * 1024 * 1024
 # that builds more errs with resource_error, its call denied for memory, and the thread goes on; loads,
 # decisions and proofs need a few MB
 ENGINE_STACK_BYTES = 256 * 1024 * 1024
-# the engine thread's C stack (virtual memory: only the pages a call reaches are used), far past the limit
-# SWI-Prolog checks on it (the process's stack limit, see begin)
+# the engine thread's C stack (virtual memory: only the pages a call reaches are used): what SWI-Prolog checks
+# a call's depth against under ``serve``, and room past the process's stack limit otherwise (see begin)
 ENGINE_C_STACK_BYTES = 256 * 1024 * 1024
 _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 
@@ -91,17 +91,21 @@ class EngineThread:
             raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
 
     def begin(self) -> None:
-        """The engine thread started, not waited for: SWI-Prolog's start (its boot file, the core module)
-        runs in foreign code, the interpreter let go, beside what the caller does next (``serve`` imports the
-        SDK meanwhile). ``start`` and the first job wait for it and get its start error, as before."""
+        """The engine thread started, not waited for: the core module's load (SWI-Prolog itself was started
+        by ``shared_engine``, on its caller's thread) runs in foreign code, the interpreter let go, beside
+        what the caller does next (``serve`` imports the SDK meanwhile). ``start`` and the first job wait
+        for it and get its start error, as before."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-                # SWI-Prolog, initialised on this thread, takes it for a process's main thread: it checks its
-                # C stack against the process's stack limit (ulimit -s, 8 MB) from where it starts, while the
-                # thread's own stack is that size from its very top. A term a rule nests deep enough
-                # (f(f(...)) 300,000 levels, in a proof being written) then overran the stack before the check
-                # caught it: the process died (SIGSEGV). With room past the limit it checks, the writer errs.
+                # Its C stack is how deep a term may nest (f(f(...)) 300,000 levels, in a proof being
+                # written) before the writer errs. Under ``serve`` (every ``shared_engine()``) SWI-Prolog
+                # is initialised on the caller's thread (``import_pyswip_core``), and this thread, attached
+                # to it, is checked against its own size: this one (test_engine_c_stack). Were it
+                # initialised on this thread (nothing imported pyswip before), SWI-Prolog would take it for
+                # the process's main thread and check it against the process's stack limit (ulimit -s,
+                # 8 MB) from where it starts, while a thread of that size overran before the check caught
+                # it (SIGSEGV): this size leaves room past that limit too.
                 previous = threading.stack_size(ENGINE_C_STACK_BYTES)
                 try:
                     self._thread.start()
