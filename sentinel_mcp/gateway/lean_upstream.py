@@ -331,6 +331,8 @@ class LeanCaller(StreamRequests):
                 if event.kind != "message" or not event.data:
                     continue  # another type of event, or a priming event (an id, no message): as the SDK does
                 msg = _parse(event.data)
+                if self.budget is not None:
+                    self.budget.heard += 1  # a sign of life, answer or not (``Upstream._pinged``)
                 if isinstance(msg, dict) and "method" in msg and "id" not in msg:
                     await self._notification(msg, rid, on_log, on_progress, on_notice)
                     budget = self.budget

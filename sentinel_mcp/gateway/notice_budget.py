@@ -46,6 +46,9 @@ class NoticeBudget:
         self.pause_until = 0.0
         self.pauses = 0  # times its reading paused, since the start
         self.charged = 0  # notices charged, since the start
+        # messages read off the upstream on the roads the budget paces (the SDK's transports, the lean HTTP
+        # calls' event streams), notices or not, since the start: a sign of life (``Upstream._pinged``)
+        self.heard = 0
 
     def spend(self, n: int = 1) -> None:
         """``n`` notices that reach no client: past the budget, its reading pauses until there is room."""

@@ -41,6 +41,7 @@ class PacedReceive:
             if self.budget.pause_until:  # no coroutine made for the check: it is every message's
                 await self.budget.paced()
             item = await self.inner.receive()
+            self.budget.heard += 1
             if isinstance(item, Exception):
                 self.budget.spend()
                 return item

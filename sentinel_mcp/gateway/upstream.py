@@ -485,9 +485,11 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         return bool(self.notice_budget.pause_until)
 
     def _heard(self) -> int:
-        """What the upstream has said on this connection so far, counted: its requests, a stdio process's
-        reads off its stdout (its answers, notices, anything)."""
-        return self.requests_heard + (self.lean.tap.heard if isinstance(self.lean, StdioCaller) else 0)
+        """What the upstream has said so far, counted: its requests, a stdio process's reads off its stdout
+        (its answers, notices, anything), the messages read off its SDK transport and its lean HTTP calls'
+        event streams (``NoticeBudget.heard``): one writing only notices is heard on every road."""
+        tap = self.lean.tap.heard if isinstance(self.lean, StdioCaller) else 0
+        return self.requests_heard + tap + self.notice_budget.heard
 
     async def _listen_loop(self) -> None:
         """2026-era upstreams announce list changes only on a ``subscriptions/listen`` stream."""
