@@ -352,7 +352,14 @@ class PushRelays:
     def stray_progress(self, token: object) -> None:
         """A progress notice that is no call's own (its call has ended, or it never was one of ours, or it
         is malformed): counted and charged, shown to no one."""
-        shape = repr(token)[:40] if type(token) in (int, str) else f"of type {type(token).__name__}"
+        # said briefly whatever it is (the detail is made for every notice): a string's head only, an int
+        # past 64 bits (a JSON int may have 4,300 digits, slow to write out) by its type
+        if type(token) is str:
+            shape = repr(token[:40])
+        elif type(token) is int and -(1 << 63) <= token < 1 << 63:
+            shape = str(token)
+        else:
+            shape = f"of type {type(token).__name__}"
         self._unattributed("a progress report", f"token {shape} names no call in flight")
 
     def _unattributed(self, what: str, detail: str) -> None:
