@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.policy.core_qlf import LOADER, load_plan
+from sentinel_mcp.policy.core_qlf import LOADER, load_plan, prolog_refused
 from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError, thread_has_engine
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
@@ -54,12 +54,13 @@ def thread_stack_limit(limit: int) -> int:
     return int(_SN_THREAD_STACK_LIMIT(int(limit)))
 
 
-def _load_core_goal() -> str:
-    """The core loaded into ``user``: from its .qlf when they are the ones built (core_qlf.py)."""
+def _load_core_goal() -> tuple[str, list[str]]:
+    """The core loaded into ``user``: from its .qlf when they are the ones built (core_qlf.py); how it was
+    loaded is the goal's ``How``. And the plan's version, as a child is given it (``prolog_refused``)."""
     files, version = load_plan(CORE.parent)
     listed = ", ".join(quote_atom(f) for f in files)
     return (f"use_module({quote_atom(str(CORE.with_name(LOADER)))}, []), "
-            f"core_files:load_core(user:[{listed}], {version}, _)")
+            f"core_files:load_core(user:[{listed}], {version}, How)"), [str(version)]
 
 
 class EngineError(PolicyError):
@@ -118,7 +119,9 @@ class EngineThread:
             from pyswip import Prolog
 
             prolog = Prolog()
-            list(prolog.query(_load_core_goal()))
+            goal, planned = _load_core_goal()
+            # a .qlf refused on the Prolog side is counted, as the children's are (core_qlf.py)
+            prolog_refused(planned, str(list(prolog.query(goal))[0]["How"]))
             thread_stack_limit(ENGINE_STACK_BYTES)
         except BaseException as e:  # reported to start()
             self._start_error = e
