@@ -53,6 +53,7 @@ from sentinel_mcp.gateway.lean_upstream import (
     response_for,
     validated_result,
 )
+from sentinel_mcp.gateway.paced_reading import progress_of
 from sentinel_mcp.gateway.plain_upstream_result import holds_lone_surrogate, surrogate_free
 
 log = logging.getLogger(__name__)
@@ -330,8 +331,9 @@ class StdioTap:
                 params = msg.get("params")
                 if not isinstance(params, dict):
                     return False
-                token = params.get("progressToken")
-                waiting = self.waiting.get(token) if type(token) is int else None
+                token, report = progress_of(params)
+                # any other (no report, no call of ours) goes on to the SDK's session, charged there
+                waiting = self.waiting.get(token) if type(token) is int and report else None
                 if waiting is not None:
                     await progress_to(params, waiting.on_progress)
                     return True

@@ -54,6 +54,7 @@ from sentinel_mcp.gateway.plain_upstream_result import (
     surrogate_free,
 )
 from sentinel_mcp.gateway.notice_budget import NoticeBudget
+from sentinel_mcp.gateway.paced_reading import progress_of
 from sentinel_mcp.gateway.result_shape import check_shape
 from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
 from sentinel_mcp.gateway.lean_event_stream import INVALID_REQUEST as INVALID_REQUEST
@@ -134,6 +135,8 @@ class LeanCaller(StreamRequests):
         self.url = ""  # where the pool posts, and the connection's cookie jar (both set by lean_caller)
         self.jar: Any = None
         self.budget: NoticeBudget | None = None  # its upstream's notices to nobody (pauses a call's stream)
+        # a progress notice that is not the call's own, by its token: counted and charged by the upstream
+        self.stray: Callable[[Any], None] | None = None
 
     def usable(self, client: Client | None) -> bool:
         """Still the connection this was made for, still on its era."""
@@ -328,6 +331,8 @@ class LeanCaller(StreamRequests):
                 if event.kind != "message" or not event.data:
                     continue  # another type of event, or a priming event (an id, no message): as the SDK does
                 msg = _parse(event.data)
+                if self.budget is not None:
+                    self.budget.heard += 1  # a sign of life, answer or not (``Upstream._pinged``)
                 if isinstance(msg, dict) and "method" in msg and "id" not in msg:
                     await self._notification(msg, rid, on_log, on_progress, on_notice)
                     budget = self.budget
@@ -345,8 +350,15 @@ class LeanCaller(StreamRequests):
     async def _notification(self, msg: dict[str, Any], rid: int, on_log: LogSink, on_progress: ProgressSink,
                             on_notice: NoticeSink) -> None:
         method = msg.get("method")
-        if method == "notifications/progress" and await _progress(msg.get("params"), rid, on_progress):
-            return  # this call's own
+        if method == "notifications/progress":
+            params = msg.get("params")
+            if not await _progress(params, rid, on_progress):  # not this call's own: it reaches no one
+                token, _ = progress_of(params)
+                if self.stray is not None:
+                    self.stray(token)
+                elif self.budget is not None:
+                    self.budget.spend()
+            return
         if method == "notifications/message":
             try:
                 params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
@@ -488,24 +500,19 @@ def _raise_error(error: dict[str, Any]) -> None:
 
 
 async def _progress(params: Any, rid: int, on_progress: ProgressSink) -> bool:
-    """Whether it is the call's own (under its token): then reported. Any other token's goes on as the SDK
-    parses it (the upstream counts what names no call in flight)."""
-    token = params.get("progressToken") if isinstance(params, dict) else None
-    if type(token) is not int or token != rid:
+    """Whether it is the call's own (under its token, its values a report: ``progress_of``): then reported.
+    Any other is no call's (the caller counts and charges it)."""
+    token, report = progress_of(params)
+    if type(token) is not int or token != rid or not report:
         return False
     await progress_to(params, on_progress)
     return True
 
 
 async def progress_to(params: dict[str, Any], on_progress: ProgressSink) -> None:
-    """A progress notification's values to ``on_progress``; malformed ones are dropped, as the SDK does."""
-    p, total, message = params.get("progress"), params.get("total"), params.get("message")
-    if not isinstance(p, (int, float)) or not _number(p) or not (total is None or _number(total)):
-        return
+    """A progress report's values (``progress_of`` said it is one) to ``on_progress``."""
+    total, message = params.get("total"), params.get("message")
     await on_progress(
-        float(p), None if total is None else float(total), message if isinstance(message, str) else None
+        float(params["progress"]), None if total is None else float(total),
+        message if isinstance(message, str) else None
     )
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")

@@ -45,9 +45,14 @@ class NoticeBudget:
         self._at = time.monotonic()
         self.pause_until = 0.0
         self.pauses = 0  # times its reading paused, since the start
+        self.charged = 0  # notices charged, since the start
+        # messages read off the upstream on the roads the budget paces (the SDK's transports, the lean HTTP
+        # calls' event streams), notices or not, since the start: a sign of life (``Upstream._pinged``)
+        self.heard = 0
 
     def spend(self, n: int = 1) -> None:
         """``n`` notices that reach no client: past the budget, its reading pauses until there is room."""
+        self.charged += n
         now = time.monotonic()
         self._room = min(float(self.burst), self._room + (now - self._at) * self.per_second) - n
         self._at = now

@@ -9,6 +9,10 @@ reach no client is read at the budget's pace down every road (the lean stdio pat
 could not read as a message (not JSON, not JSON-RPC: an ``Exception`` in the stream), and an answer to no
 request waiting (``asked`` says which ids wait: one never asked, or one whose call has ended), are charged to
 the budget too: a flood of either costs the gateway its parse and its log line each, and reaches no one.
+A progress notice that is not a waiting call's own (``stray`` says, and counts and charges it: a token of
+any shape but the int the call was sent with, a value no number) is taken off here, never handed to the
+session: the SDK would match a string spelling a waiting call's id to that call, and log a refused one with
+its traceback, uncharged.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Callable
 
 import anyio
-from mcp.types import JSONRPCError, JSONRPCResponse
+from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCResponse
 
 from sentinel_mcp.gateway.notice_budget import NoticeBudget
 
@@ -25,22 +29,31 @@ from sentinel_mcp.gateway.notice_budget import NoticeBudget
 class PacedReceive:
     """The session's end of a transport's read stream, paused while the budget is spent."""
 
-    def __init__(self, inner: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None) -> None:
+    def __init__(self, inner: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None,
+                 stray: Callable[[Any], bool] | None = None) -> None:
         self.inner = inner
         self.budget = budget
         self.asked = asked
+        self.stray = stray
 
     async def receive(self) -> Any:
-        if self.budget.pause_until:  # no coroutine made for the check: it is every message's
-            await self.budget.paced()
-        item = await self.inner.receive()
-        if isinstance(item, Exception):
-            self.budget.spend()
-        elif self.asked is not None:
-            msg = item.message
-            if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and not self.asked(msg.id):
+        while True:
+            if self.budget.pause_until:  # no coroutine made for the check: it is every message's
+                await self.budget.paced()
+            item = await self.inner.receive()
+            self.budget.heard += 1
+            if isinstance(item, Exception):
                 self.budget.spend()
-        return item
+                return item
+            msg = item.message
+            if isinstance(msg, JSONRPCNotification):
+                stray = self.stray
+                if msg.method == "notifications/progress" and stray is not None and stray(msg.params):
+                    continue  # counted and charged; it reaches no one
+            elif self.asked is not None:
+                if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and not self.asked(msg.id):
+                    self.budget.spend()
+            return item
 
     def __aiter__(self) -> PacedReceive:
         return self
@@ -66,9 +79,23 @@ class PacedReceive:
 
 
 @asynccontextmanager
-async def paced(transport: Any, budget: NoticeBudget,
-                asked: Callable[[Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+async def paced(transport: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None = None,
+                stray: Callable[[Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """``transport`` (an SDK transport: an async context of its read and write streams), its read stream
-    paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer."""
+    paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer; ``stray(params)``:
+    whether a progress notice is no waiting call's own (then counted and charged by it)."""
     async with transport as (read, write):
-        yield PacedReceive(read, budget, asked), write
+        yield PacedReceive(read, budget, asked, stray), write
+
+
+def progress_of(params: Any) -> tuple[Any, bool]:
+    """A progress notice's token (None if it has none) and whether its values are a report a call may be
+    given (a finite number, a finite total or none): as the SDK's dispatcher and the lean readers take one."""
+    if not isinstance(params, dict):
+        return None, False
+    p, total = params.get("progress"), params.get("total")
+    return params.get("progressToken"), finite_number(p) and (total is None or finite_number(total))
+
+
+def finite_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")

@@ -331,7 +331,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                 # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
                 screen = partial(self.screen_request, self.declared_kinds)
                 await self._serve(make_client(self.target, mode, self._callbacks(), session, screen,
-                                              self.notice_budget, self._asked), mode,
+                                              self.notice_budget, self._asked, self.progress_stray), mode,
                                   session, taps)
                 return
             except HandshakeRejected as e:
@@ -369,7 +369,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     else:
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                         if isinstance(self.lean, LeanCaller):
-                            self.lean.budget = self.notice_budget
+                            self.lean.budget, self.lean.stray = self.notice_budget, self.stray_progress
                     self.callers.reset()  # a new connection: nothing called on it can push
                     self.roots_given_to = None  # nor was it given any roots
                     self.client = client
@@ -485,9 +485,11 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         return bool(self.notice_budget.pause_until)
 
     def _heard(self) -> int:
-        """What the upstream has said on this connection so far, counted: its requests, a stdio process's
-        reads off its stdout (its answers, notices, anything)."""
-        return self.requests_heard + (self.lean.tap.heard if isinstance(self.lean, StdioCaller) else 0)
+        """What the upstream has said so far, counted: its requests, a stdio process's reads off its stdout
+        (its answers, notices, anything), the messages read off its SDK transport and its lean HTTP calls'
+        event streams (``NoticeBudget.heard``): one writing only notices is heard on every road."""
+        tap = self.lean.tap.heard if isinstance(self.lean, StdioCaller) else 0
+        return self.requests_heard + tap + self.notice_budget.heard
 
     async def _listen_loop(self) -> None:
         """2026-era upstreams announce list changes only on a ``subscriptions/listen`` stream."""
@@ -535,8 +537,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         if isinstance(message, ResourceUpdatedNotification):
             self.updated(message.params.uri)
             return
-        if isinstance(message, ProgressNotification):  # the SDK has routed it, if any call of its was due it
-            self.stray_progress(message.params.progress_token)
+        if isinstance(message, ProgressNotification):  # a call's own, routed by the SDK (progress_stray)
             return
         if isinstance(message, ElicitCompleteNotification) and self.hooks.elicit_complete is not None:
             await self.hooks.elicit_complete(self, message.params.elicitation_id)

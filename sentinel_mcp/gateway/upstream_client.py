@@ -55,13 +55,14 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 def make_client(
     target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None,
     screen: Screen | None = None, budget: NoticeBudget | None = None,
-    asked: Callable[[Any], bool] | None = None,
+    asked: Callable[[Any], bool] | None = None, stray: Callable[[Any], bool] | None = None,
 ) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
     ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls);
     ``screen``: each request the upstream sends, before it is answered (``undeclared_requests``);
     ``budget``: its notices reaching no client, which pace the reading of an outside server, and ``asked``:
-    whether an answer's id is a request waiting (``paced_reading.py``)."""
+    whether an answer's id is a request waiting, ``stray``: whether a progress notice is no waiting call's
+    own (then counted and charged: ``paced_reading.py``)."""
     if isinstance(target, StdioServer):
         # bytes that are not UTF-8 are read as U+FFFD: the SDK's default ("strict") ended its reader task on
         # one such line and left every call waiting out its time limit (a hostile upstream's hang)
@@ -75,7 +76,7 @@ def make_client(
         # an in-process built-in, its tools run on exactly the arguments the guard judged
         server = hold_exact(target.server)
     if budget is not None and isinstance(target, (StdioServer, RemoteServer)):
-        server = paced(server, budget, asked)
+        server = paced(server, budget, asked, stray)
     return ScreenedClient(
         server,
         screen=screen,

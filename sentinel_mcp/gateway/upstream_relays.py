@@ -32,10 +32,10 @@ from sentinel_mcp.core.asking import marked
 from sentinel_mcp.core.caller_link import CURRENT_LINK, CallerLink, refusal
 from sentinel_mcp.core.log_cadence import worth_saying
 from sentinel_mcp.core.utf8_text import utf8_prefix, utf8_size
-from sentinel_mcp.gateway.lean_upstream import HANDSHAKE_IDS
 from sentinel_mcp.gateway.midcall_answers import asked
 from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.notice_queue import NoticeQueue
+from sentinel_mcp.gateway.paced_reading import progress_of
 from sentinel_mcp.core.own_voice import attributed_data
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.push_shares import PushShares
@@ -331,11 +331,36 @@ class PushRelays:
                 kept = kept.model_copy(update={"data": data})
         self.notices.put(flight, "log", lambda: link.log(kept), who=flight.who)
 
+    def progress_stray(self, params: Any) -> bool:
+        """Whether a progress notice the SDK's session is about to be handed (its params, as sent) is no
+        waiting request's own: under a token of any shape but an int naming a request that waits for
+        progress, or with values that are no report. Such a notice is counted and charged here, and reaches
+        no one (``paced_reading.py``); a call's own is the SDK's to route."""
+        token, report = progress_of(params)
+        client = self.client
+        if report and type(token) is int and client is not None:
+            # the SDK's own table of requests waiting (a dispatcher without one: nothing to tell, routed)
+            pending = getattr(client.session._dispatcher, "_pending", None)
+            if pending is None:
+                return False
+            waiting = pending.get(token)
+            if waiting is not None and waiting.on_progress is not None:
+                return False
+        self.stray_progress(token)
+        return True
+
     def stray_progress(self, token: object) -> None:
-        """Progress under a token in the lean calls' range that no lean call waits for (the tap hands those
-        to the SDK, which matches none): its call has ended, or it never was one of ours."""
-        if type(token) is int and token > HANDSHAKE_IDS:
-            self._unattributed("a progress report", f"token {token} names no call in flight")
+        """A progress notice that is no call's own (its call has ended, or it never was one of ours, or it
+        is malformed): counted and charged, shown to no one."""
+        # said briefly whatever it is (the detail is made for every notice): a string's head only, an int
+        # past 64 bits (a JSON int may have 4,300 digits, slow to write out) by its type
+        if type(token) is str:
+            shape = repr(token[:40])
+        elif type(token) is int and -(1 << 63) <= token < 1 << 63:
+            shape = str(token)
+        else:
+            shape = f"of type {type(token).__name__}"
+        self._unattributed("a progress report", f"token {shape} names no call in flight")
 
     def _unattributed(self, what: str, detail: str) -> None:
         """A push shown to no one: counted, and said in Sentinel's own log at a cadence (a flood of them is

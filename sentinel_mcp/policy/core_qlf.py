@@ -15,9 +15,11 @@ What is loaded: ``load_plan`` hashes the directory's sources and ``.qlf`` files 
 difference (a source edited, a ``.qlf`` truncated or replaced, one missing, no manifest) and the plan is the
 sources, counted in ``FALLBACKS`` by a reason of a fixed set (``REASONS``: the operator's /metrics shows it)
 and logged once. The Prolog side then refuses ``.qlf`` files of another SWI-Prolog (the manifest's version
-against its own, and SWI's own reading of each header) and loads the sources instead (not counted here): a
-start never fails for a ``.qlf``. Only this package's directory is read; rulebases (user
-files) are always loaded from source, through every check they had.
+against its own, and SWI's own reading of each header) and loads the sources instead: a start never fails for
+a ``.qlf``. A child told to load the ``.qlf`` says how it loaded the core (the query worker's ping, the
+rehearsal's report); one that loaded the sources is counted under ``REFUSED`` (``prolog_refused``). Only
+this package's directory is read; rulebases (user files) are always loaded from source, through every check
+they had.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ MANIFEST_MOST, FILE_MOST = 1 << 20, 16 << 20
 # alone: the manifest names files, and what it names is not the build's word once the plan falls back)
 REASONS = (
     "no manifest", "manifest not a plain file", "manifest unreadable", "sources added or removed",
-    "file not a plain file", "file unreadable", "file changed",
+    "file not a plain file", "file unreadable", "file changed", "qlf refused by SWI-Prolog",
 )
+REFUSED = REASONS[-1]  # the plan was the .qlf; the Prolog side (core_files.pl) loaded the sources
 FALLBACKS: Counter[str] = Counter()  # plans that fell back to the sources, by reason (one of REASONS)
 log = logging.getLogger(__name__)
 
@@ -72,6 +75,17 @@ def core_arguments(directory: Path | None = None) -> list[str]:
     """``load_plan`` as a child's last two arguments (core_files:load_core/3: files in JSON, version)."""
     files, version = load_plan(directory)
     return [json.dumps(files), str(version)]
+
+
+def prolog_refused(arguments: list[str], how: object) -> None:
+    """A child given ``arguments`` (``core_arguments``) says it loaded the core ``how`` (core_files.pl: "qlf"
+    or "source"): the .qlf planned and not loaded is counted under ``REFUSED`` (logged the first time)."""
+    if arguments[-1] == "0" or how == "qlf":
+        return
+    if not FALLBACKS[REFUSED]:
+        log.info("Sentinel's Prolog core loads from source: its .qlf were refused by SWI-Prolog (built by "
+                 "another version, or unreadable to it)")
+    FALLBACKS[REFUSED] += 1
 
 
 def _built(directory: Path) -> tuple[str | None, str, int]:

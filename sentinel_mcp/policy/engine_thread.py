@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.policy.core_qlf import LOADER, load_plan
+from sentinel_mcp.policy.core_qlf import LOADER, load_plan, prolog_refused
 from sentinel_mcp.policy.prolog_call import PrologCall, PrologCallError, thread_has_engine
 from sentinel_mcp.policy.prolog_text import quote_atom
 from sentinel_mcp.policy.swipl_location import import_pyswip_core
@@ -43,8 +43,8 @@ CALLER_STACK_BYTES = 16 * 1024 * 1024
 # that builds more errs with resource_error, its call denied for memory, and the thread goes on; loads,
 # decisions and proofs need a few MB
 ENGINE_STACK_BYTES = 256 * 1024 * 1024
-# the engine thread's C stack (virtual memory: only the pages a call reaches are used), far past the limit
-# SWI-Prolog checks on it (the process's stack limit, see begin)
+# the engine thread's C stack (virtual memory: only the pages a call reaches are used): what SWI-Prolog checks
+# a call's depth against under ``serve``, and room past the process's stack limit otherwise (see begin)
 ENGINE_C_STACK_BYTES = 256 * 1024 * 1024
 _SN_THREAD_STACK_LIMIT = PrologCall("sentinel_core", "sn_thread_stack_limit", 2)
 
@@ -54,12 +54,13 @@ def thread_stack_limit(limit: int) -> int:
     return int(_SN_THREAD_STACK_LIMIT(int(limit)))
 
 
-def _load_core_goal() -> str:
-    """The core loaded into ``user``: from its .qlf when they are the ones built (core_qlf.py)."""
+def _load_core_goal() -> tuple[str, list[str]]:
+    """The core loaded into ``user``: from its .qlf when they are the ones built (core_qlf.py); how it was
+    loaded is the goal's ``How``. And the plan's version, as a child is given it (``prolog_refused``)."""
     files, version = load_plan(CORE.parent)
     listed = ", ".join(quote_atom(f) for f in files)
     return (f"use_module({quote_atom(str(CORE.with_name(LOADER)))}, []), "
-            f"core_files:load_core(user:[{listed}], {version}, _)")
+            f"core_files:load_core(user:[{listed}], {version}, How)"), [str(version)]
 
 
 class EngineError(PolicyError):
@@ -91,17 +92,21 @@ class EngineThread:
             raise EngineError(f"cannot start SWI-Prolog: {self._start_error}")
 
     def begin(self) -> None:
-        """The engine thread started, not waited for: SWI-Prolog's start (its boot file, the core module)
-        runs in foreign code, the interpreter let go, beside what the caller does next (``serve`` imports the
-        SDK meanwhile). ``start`` and the first job wait for it and get its start error, as before."""
+        """The engine thread started, not waited for: the core module's load (SWI-Prolog itself was started
+        by ``shared_engine``, on its caller's thread) runs in foreign code, the interpreter let go, beside
+        what the caller does next (``serve`` imports the SDK meanwhile). ``start`` and the first job wait
+        for it and get its start error, as before."""
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="sentinel-prolog", daemon=True)
-                # SWI-Prolog, initialised on this thread, takes it for a process's main thread: it checks its
-                # C stack against the process's stack limit (ulimit -s, 8 MB) from where it starts, while the
-                # thread's own stack is that size from its very top. A term a rule nests deep enough
-                # (f(f(...)) 300,000 levels, in a proof being written) then overran the stack before the check
-                # caught it: the process died (SIGSEGV). With room past the limit it checks, the writer errs.
+                # Its C stack is how deep a term may nest (f(f(...)) 300,000 levels, in a proof being
+                # written) before the writer errs. Under ``serve`` (every ``shared_engine()``) SWI-Prolog
+                # is initialised on the caller's thread (``import_pyswip_core``), and this thread, attached
+                # to it, is checked against its own size: this one (test_engine_c_stack). Were it
+                # initialised on this thread (nothing imported pyswip before), SWI-Prolog would take it for
+                # the process's main thread and check it against the process's stack limit (ulimit -s,
+                # 8 MB) from where it starts, while a thread of that size overran before the check caught
+                # it (SIGSEGV): this size leaves room past that limit too.
                 previous = threading.stack_size(ENGINE_C_STACK_BYTES)
                 try:
                     self._thread.start()
@@ -114,7 +119,9 @@ class EngineThread:
             from pyswip import Prolog
 
             prolog = Prolog()
-            list(prolog.query(_load_core_goal()))
+            goal, planned = _load_core_goal()
+            # a .qlf refused on the Prolog side is counted, as the children's are (core_qlf.py)
+            prolog_refused(planned, str(list(prolog.query(goal))[0]["How"]))
             thread_stack_limit(ENGINE_STACK_BYTES)
         except BaseException as e:  # reported to start()
             self._start_error = e

@@ -34,7 +34,7 @@ from typing import Any
 
 from sentinel_mcp.core.errors import PolicyError
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
-from sentinel_mcp.policy.core_qlf import core_arguments
+from sentinel_mcp.policy.core_qlf import core_arguments, prolog_refused
 from sentinel_mcp.policy.load_limit import LOAD_INFERENCE_LIMIT
 from sentinel_mcp.policy.rulebase_includes import loader_files
 
@@ -52,6 +52,7 @@ _done: OrderedDict[str, dict[str, Any]] = OrderedDict()
 # rehearsals started by ``begin``, by key: (files, child, its verdict to come); taken once by ``rehearse``
 _early: dict[str, tuple[tuple[Path, ...], asyncio.subprocess.Process, asyncio.Future[dict[str, Any]]]] = {}
 _deadlines: dict[int, float] = {}  # a child's pid -> the loop time its verdict is due by
+_cores: dict[int, list[str]] = {}  # a child's pid -> the core's files it was given (core_qlf.prolog_refused)
 _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
 
 
@@ -173,14 +174,16 @@ async def _spawn(files: list[Path], seconds: float) -> asyncio.subprocess.Proces
         raise RehearsalFailed("SWI-Prolog's swipl command is not on PATH, so the rulebase cannot be checked")
     # stdin a pipe held open until the verdict is read: the child ends when it reads its end (this process
     # gone, even by SIGKILL), so no rehearsal outlives the gateway that started it
+    core = core_arguments()
     proc = await asyncio.create_subprocess_exec(
-        swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", *core_arguments(), str(child_c_stack()),
+        swipl, "-f", "none", "-q", "--no-tty", str(SCRIPT), "--", *core, str(child_c_stack()),
         str(LOAD_INFERENCE_LIMIT), json.dumps(loader_files([str(f) for f in files])),  # and their includes
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
     limit_child(proc.pid, seconds)
     _deadlines[proc.pid] = asyncio.get_running_loop().time() + seconds  # from the spawn, however late read
+    _cores[proc.pid] = core
     log.debug("start-up stage: rulebase rehearsal started (pid %d)", proc.pid)
     return proc
 
@@ -190,6 +193,7 @@ async def _verdict(proc: asyncio.subprocess.Process, seconds: float, grace: floa
     # the deadline runs from the spawn; an early verdict read late (the event loop held by the imports) still
     # has ``grace`` to be read, so a child that ended in time is never taken for one that did not
     left = _deadlines.pop(proc.pid, 0.0) - asyncio.get_running_loop().time()
+    core = _cores.pop(proc.pid, ["0"])
     try:
         out, err, _ = await asyncio.wait_for(
             asyncio.gather(proc.stdout.read(), proc.stderr.read(), proc.wait()), max(grace, left)
@@ -209,6 +213,7 @@ async def _verdict(proc: asyncio.subprocess.Process, seconds: float, grace: floa
         try:
             found = json.loads(out)
             log.debug("rehearsal's core loaded from %s", found["core"])
+            prolog_refused(core, found["core"])  # a .qlf refused on the Prolog side, counted (core_qlf.py)
             return {"errors": list(found["errors"]), "warnings": list(found["warnings"])}
         except (ValueError, KeyError, TypeError):
             raise RehearsalFailed("the trial run's report could not be read") from None

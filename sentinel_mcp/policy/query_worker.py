@@ -26,7 +26,7 @@ from sentinel_mcp.policy.prolog_text import from_prolog_json, json_text, to_prol
 from sentinel_mcp.policy.rulebase_includes import loader_files
 from sentinel_mcp.policy.query_turns import QueryTurns, TooManyWaiting
 from sentinel_mcp.core.errors import PolicyError
-from sentinel_mcp.policy.core_qlf import core_arguments
+from sentinel_mcp.policy.core_qlf import core_arguments, prolog_refused
 from sentinel_mcp.core.trusted_code import ProgramRefused, find_program
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,7 @@ def _limit_child(address_space: int) -> None:  # runs in the child before exec
 @dataclass
 class _Worker:
     proc: asyncio.subprocess.Process
+    core: list[str]  # the core's files it was given (core_qlf.core_arguments)
     modules: dict[str, str] = field(default_factory=dict)  # rulebase module -> version loaded
     sessions: dict[str, Hashable] = field(default_factory=dict)  # session module -> generation sent
 
@@ -94,14 +95,15 @@ class QueryWorker:
         if exe is None:
             raise QueryWorkerError("swipl is not installed (apt-get install swi-prolog-nox)")
         stack_mb = max(16, self.budget.stack_bytes >> 20)
+        core = core_arguments()
         proc = await asyncio.create_subprocess_exec(
             # -f none: never the user's init file (as the engine and the rehearsal: what they load, it loads)
             exe, "-f", "none", f"--stack-limit={stack_mb}m", "-q", "-g", "query_worker:main", "-t", "halt",
             str(WORKER),
-            "--", *core_arguments(),  # the core's files (core_qlf.py)
+            "--", *core,  # the core's files (core_qlf.py)
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             limit=MAX_ANSWER_BYTES, preexec_fn=lambda: _limit_child(self.budget.address_space_bytes))
-        return _Worker(proc)
+        return _Worker(proc, core)
 
     async def _kill(self) -> None:
         w, self._worker = self._worker, None
@@ -162,6 +164,9 @@ class QueryWorker:
                 if w is not None:
                     self.restarts += 1
                 w = self._worker = await self._start()
+                # how it loaded its core (kept first: a ping that fails kills it as any request's would): a
+                # .qlf refused on the Prolog side is counted with the plan's own refusals (core_qlf.py)
+                prolog_refused(w.core, (await self._request(w, {"op": "ping"}, 30.0)).get("core"))
             setup = 30.0
             if w.modules.get(rb_module) != rb_version:
                 out = await self._request(

@@ -21,6 +21,7 @@ from typing import Any
 
 import uvicorn
 
+from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import mcp
 
 BIG = 17 * 1024 * 1024  # above the lean client's 16 MiB answer limit
@@ -48,6 +49,7 @@ PUSHES = {
 ANSWERS: dict[Any, asyncio.Future] = {}  # a pushed request's id -> the client's answer
 FLOOD, FAIR = 4_000, 400  # progress notices of "sse_flood" and of "sse_flood_fair"
 RESUMED: list[str] = []  # the Last-Event-IDs of the resumptions asked for (each refused)
+MUTE: set[bytes] = set()  # sessions that called "notices_forever": their pings are never answered
 
 
 async def push(name: str, rid: Any, send: Any) -> None:
@@ -154,6 +156,23 @@ async def attack(name: str, rid: Any, send: Any) -> None:
         answer = _event({"jsonrpc": "2.0", "id": rid, "result": RESULT})
         await send({"type": "http.response.body", "body": answer, "more_body": False})
         return
+    elif name == "notices_forever":  # progress under the call's own token, 20 a second, never the answer
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        for i in range(20 * 600):  # bounded: 10 minutes, far past the test's
+            notice = {"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": rid, "progress": i}}
+            await send({"type": "http.response.body", "body": _event(notice), "more_body": True})
+            await asyncio.sleep(0.05)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        return
+    elif name == "odd_tokens":  # progress under tokens naming no call of the gateway's, then the answer
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        body = b"".join(_event(n) for n in odd_progress(rid)) + _event({"jsonrpc": "2.0", "id": rid,
+                                                                         "result": RESULT})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -187,7 +206,7 @@ TEXTS = {
 ATTACKS = {*TEXTS, "bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
            "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", "sse_flood",
-           "sse_flood_fair", *PUSHES}
+           "sse_flood_fair", "odd_tokens", "notices_forever", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:
@@ -220,8 +239,13 @@ def hostile(inner: Any) -> Any:
         if isinstance(msg, dict) and msg.get("method") == "tools/call":
             name = (msg.get("params") or {}).get("name")
             if name in ATTACKS:
+                if name == "notices_forever":
+                    MUTE.add(headers.get(b"mcp-session-id", b""))
                 await attack(name, msg.get("id"), send)
                 return
+        if isinstance(msg, dict) and msg.get("method") == "ping" and headers.get(b"mcp-session-id") in MUTE:
+            await asyncio.sleep(600)  # never answered (bounded: far past the test's wait)
+            return
         sent = [False]
 
         async def replay() -> dict:

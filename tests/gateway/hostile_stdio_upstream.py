@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import RO, mcp
 
 
@@ -34,6 +35,18 @@ def push_flood() -> str:
 def progress_flood() -> str:
     """Listed, as ``push_flood``."""
     return "not reached"
+
+@mcp.tool(annotations=RO)
+def notices_forever() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
+
+@mcp.tool(annotations=RO)
+def odd_tokens() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
 
 @mcp.tool(annotations=RO)
 def busy_writer() -> str:
@@ -59,6 +72,7 @@ class Wire:
         self.out = anyio.wrap_file(sys.stdout)
         self.lock = anyio.Lock()
         self.answers: dict[Any, Any] = {}  # a pushed request's id -> a memory stream for its answer
+        self.mute = False  # pings are never answered (``notices_forever``)
 
     async def write(self, text: str) -> None:
         async with self.lock:
@@ -165,6 +179,16 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
             await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
                              "params": {"progressToken": token, "progress": i, "total": FLOOD}})
         await wire.line(answer({**RESULT, "structuredContent": {"result": "hostile ok"}}))  # as listed
+    elif name == "notices_forever":  # its call's progress, 20 a second, never the answer (nor a ping's)
+        wire.mute = True
+        for i in range(20 * 600):  # bounded: 10 minutes, far past the test's
+            await wire.line({"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": token, "progress": i}})
+            await anyio.sleep(0.05)
+    elif name == "odd_tokens":  # progress under tokens naming no call of the gateway's (odd_progress.py)
+        for notice in odd_progress(rid):
+            await wire.line(notice)
+        await wire.line(answer())
     elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
         for _ in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -212,9 +236,9 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
               "surrogate_value_bytes": ("x\udbff", "value")}
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "push_elicit", "push_flood", "log_flood", "progress_flood",
-           "updated_flood", "stray_updates", "near_updates", "die", "endless_line", "huge_answer",
-           "busy_writer"}
+           "progress_then_answer", "odd_tokens", "notices_forever", "push_elicit", "push_flood", "log_flood",
+           "progress_flood", "updated_flood", "stray_updates", "near_updates", "die", "endless_line",
+           "huge_answer", "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
 BUSY, BUSY_GAP = 100, 0.15  # busy_writer: 15 s of pushes, never more than 0.15 s apart
@@ -246,6 +270,8 @@ class Lines:
                 return line
             if not isinstance(msg, dict):
                 return line
+            if msg.get("method") == "ping" and self.wire.mute:
+                continue  # never answered, once "notices_forever" was called
             if "method" not in msg and msg.get("id") in self.wire.answers:
                 await self.wire.answers.pop(msg["id"]).send(msg)
                 continue

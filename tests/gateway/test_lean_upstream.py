@@ -75,12 +75,12 @@ async def _nothing(*_: Any) -> None:
 RECONNECT_SECONDS = 0.25
 
 async def _with_upstream(url: str, body: Any, *, protocol: str = "modern", timeout: float = 60.0,
-                         lean: bool = True, **extra: Any) -> Any:
+                         lean: bool = True, health_interval: float = 3600, **extra: Any) -> Any:
     os.environ["SENTINEL_LEAN_UPSTREAM"] = "on" if lean else "off"  # read when the connection is made
     try:
         up = Upstream("tb", RemoteServer(url=url, protocol=protocol, timeout=timeout,  # type: ignore[arg-type]
                                          **extra),
-                      UpstreamHooks(catalog_changed=_nothing), health_interval=3600,
+                      UpstreamHooks(catalog_changed=_nothing), health_interval=health_interval,
                       max_backoff=RECONNECT_SECONDS)
         async with anyio.create_task_group() as tg:
             tg.start_soon(up.run)

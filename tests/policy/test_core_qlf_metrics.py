@@ -74,9 +74,14 @@ def serving(core: Path, tmp_path: Path):
         stop_process(proc)
 
 
-@pytest.mark.parametrize("edited", [False, True])
-def test_the_operator_reads_why_the_core_came_from_source(built: Path, tmp_path: Path, edited: bool) -> None:
-    if edited:
+@pytest.mark.parametrize("edited", [False, True, "another SWI-Prolog"])
+def test_the_operator_reads_why_the_core_came_from_source(built: Path, tmp_path: Path,
+                                                          edited: bool | str) -> None:
+    if edited == "another SWI-Prolog":  # the plan takes the .qlf; SWI-Prolog refuses them (core_files.pl)
+        manifest = json.loads((built / MANIFEST).read_text())
+        manifest["swipl_version"] += 1
+        (built / MANIFEST).write_text(json.dumps(manifest))
+    elif edited:
         _stale(built, "source edited")
     with serving(built, tmp_path) as base:
         owner = httpx2.get(f"{base}/metrics", headers={"Authorization": f"Bearer {OWNER_TOKEN}"}, timeout=30)
@@ -86,7 +91,11 @@ def test_the_operator_reads_why_the_core_came_from_source(built: Path, tmp_path:
     assert list(found) == list(REASONS), owner.text  # every reason, and nothing else
     assert "# TYPE sentinel_core_qlf_fallbacks_total counter" in owner.text
     # the engine and the rehearsal at start planned from the edited copy; the built one, never from source
-    assert (found["file changed"] >= 2) if edited else (found["file changed"] == 0)
-    assert sum(found.values()) == found["file changed"]
+    if edited == "another SWI-Prolog":  # both were refused the .qlf by SWI-Prolog itself
+        assert found["qlf refused by SWI-Prolog"] >= 2 and sum(found.values()) == found[
+            "qlf refused by SWI-Prolog"], found
+    else:
+        assert (found["file changed"] >= 2) if edited else (found["file changed"] == 0)
+        assert sum(found.values()) == found["file changed"]
     assert "rule_compiler" not in owner.text
     assert "sentinel_core_qlf" not in bob.text

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sentinel_mcp.paths import RULEBASES_DIR
-from sentinel_mcp.policy import core_qlf, query_worker
+from sentinel_mcp.policy import core_qlf, load_rehearsal, query_worker
 from tests.support.core_copy import core_built
 from sentinel_mcp.policy.core_qlf import MANIFEST
 from sentinel_mcp.policy.query_worker import QueryWorker
@@ -97,6 +97,28 @@ async def test_a_qlf_past_the_manifest_is_refused_by_the_worker_itself(built: Pa
         (built / "sentinel_core.qlf").write_bytes(data[: len(data) // 2])
         _rehash(built, "sentinel_core.qlf")
     assert core_qlf.load_plan(built)[0][0].endswith(".qlf")  # the plan is the qlf: the worker refuses them
+    before = dict(core_qlf.FALLBACKS)
     loaded, slow = await _worker_answers(built)
     assert loaded == "source"
     assert slow == fast
+    # counted for the operator's /metrics under the fixed reason, as the plan's own refusals are
+    moved = {k: n - before.get(k, 0) for k, n in core_qlf.FALLBACKS.items() if n != before.get(k, 0)}
+    assert moved == {"qlf refused by SWI-Prolog": 1}, moved
+
+
+async def test_a_qlf_the_worker_loads_counts_no_fallback(built: Path) -> None:
+    before = dict(core_qlf.FALLBACKS)
+    assert (await _worker_answers(built))[0] == "qlf"
+    assert dict(core_qlf.FALLBACKS) == before
+
+
+async def test_a_qlf_the_rehearsal_child_refuses_is_counted_too(built: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rulebase rehearsal (every start and check) is the other child told to load the .qlf."""
+    monkeypatch.setattr(load_rehearsal, "SCRIPT", built / "load_rehearsal.pl")
+    _rehash(built, "sentinel_core.qlf", version_step=1)  # another SWI-Prolog's, by the manifest's word
+    before = dict(core_qlf.FALLBACKS)
+    found = await load_rehearsal._verdict(await load_rehearsal._spawn([RULEBASES_DIR / "default.pl"], 60), 60)
+    assert found["errors"] == [], found
+    moved = {k: n - before.get(k, 0) for k, n in core_qlf.FALLBACKS.items() if n != before.get(k, 0)}
+    assert moved == {"qlf refused by SWI-Prolog": 1}, moved
