@@ -25,22 +25,31 @@ assert_fact(S, F, Exp, P) :-
 %  once whatever threads store at the same time. Tables are numbered, not named after N: 5 and '5' are two
 %  names.
 fact_table(S, N, T) :-
-    (   S:'$fact_table'(N, T0)
+    (   fact_table_of(S, N, T0)
     ->  T = T0
     ;   with_mutex(sn_fact_tables, new_fact_table(S, N, T))
     ).
 
 new_fact_table(S, N, T) :-
-    (   S:'$fact_table'(N, T0)
+    (   fact_table_of(S, N, T0)
     ->  T = T0
-    ;   aggregate_all(count, S:'$fact_table'(_, _), I), format(atom(T), '$fact ~d', [I]),
+    ;   dynamic(S:'$fact_table'/2),  % a module given '$fact'/5 by anything but new_session_module/1
+        aggregate_all(count, S:'$fact_table'(_, _), I), format(atom(T), '$fact ~d', [I]),
         dynamic(S:T/4), Body =.. [T, K, G, Exp, P],
         assertz(S:('$fact'(N, K, G, Exp, P) :- Body)),  % before the table is listed: a reader finds it empty
         assertz(S:'$fact_table'(N, T))
     ).
 
-%  retract_stored(+S, ?N, ?K, ?G, ?P): retractall/1 of the matching facts, in every table when N is unbound.
-retract_stored(S, N, K, G, P) :- forall(S:'$fact_table'(N, T), ( C =.. [T, K, G, _, P], retractall(S:C) )).
+%  fact_table_of(+S, ?N, ?T): the tables S has (none in a module not made a session's by new_session_module/1
+%  that holds no fact stored by assert_fact/4).
+fact_table_of(S, N, T) :- current_predicate(S:'$fact_table'/2), S:'$fact_table'(N, T).
+
+%  retract_stored(+S, ?N, ?K, ?G, ?P): retractall/1 of the matching facts, in every table when N is unbound,
+%  and of any in '$fact'/5 itself (put there by nothing of Sentinel's; retract/1 of a head leaves the calling
+%  clauses, which have bodies).
+retract_stored(S, N, K, G, P) :-
+    forall(fact_table_of(S, N, T), ( C =.. [T, K, G, _, P], retractall(S:C) )),
+    forall(retract(S:'$fact'(N, K, G, _, P)), true).
 
 retract_facts(S, G) :- fact_key(G, N, K), retract_stored(S, N, K, G, _), unsure_held_after(S, N).
 
@@ -330,17 +339,19 @@ sn_retract(Session, PatternAtom, Out) :-
 sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
     ensure_session(Session),
     G = '$confirmed'(Tool, Digest, Version, _, yes),
-    (   Session:'$fact_table'('$confirmed', Table)
-    ->  C =.. [Table, Tool, G, _, _],
-        findall(T, ( retract(Session:C), format(atom(T), '~q', [G]) ), Ts)
-    ;   Ts = []
-    ),
+    findall(T, ( confirmation_taken(Session, Tool, G), format(atom(T), '~q', [G]) ), Ts),
     to_json_atom(json([taken=Ts]), Out).
+
+confirmation_taken(S, Tool, G) :-
+    (   fact_table_of(S, '$confirmed', Table), C =.. [Table, Tool, G, _, _], retract(S:C)
+    ;   retract(S:'$fact'('$confirmed', Tool, G, _, _))  % as retract_stored/5
+    ).
 
 sn_drop_session(Session) :-
     (   current_predicate(Session:'$fact'/5)
     ->  retract_stored(Session, _, _, _, _), retractall(Session:'$fact'(_, _, _, _, _)),
-        retractall(Session:'$fact_table'(_, _)), retractall(Session:'$unsure_held'),
+        ( current_predicate(Session:'$fact_table'/2) -> retractall(Session:'$fact_table'(_, _)) ; true ),
+        retractall(Session:'$unsure_held'),
         (   module_property(Session, class(temporary))  % made by new_session_module/1
         ->  flag(sn_sessions_dropped, N, N + 1),  % before it goes: no thread trusts its memory of it after
             '$destroy_module'(Session)
@@ -356,7 +367,8 @@ sn_fact_json(FactAtom, Out) :-
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
-    forall(( Session:'$fact_table'(_, T), C =.. [T, _, _, Exp, _], Session:C, Exp =< Now ), retract(Session:C)),
+    forall(( fact_table_of(Session, _, T), C =.. [T, _, _, Exp, _], Session:C, Exp =< Now ), retract(Session:C)),
+    forall(( clause(Session:'$fact'(N, K, F, Exp, P), true), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))),
     unsure_held_after(Session, _).
 
 %  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling
