@@ -8,14 +8,50 @@
 %  SWI-Prolog's plain argument indexes find a reservation's facts among 100k others; with the fact alone as
 %  the first argument it relied on a deep index whose argument the JIT picks once, from the first calls, and
 %  a later lookup by another argument scanned every fact of the predicate.
+%  The facts of each name are stored in a table of their own ('$fact <i>'/4: Key, Fact, Expires, Provenance),
+%  and '$fact'/5 is one clause per name calling its table. With every fact in '$fact'/5, a look-up by name
+%  alone (current_time(T): no key) went through the JIT's index of names, a hash of ~32 buckets however many
+%  facts, and walked every fact of any name in its bucket: current_time 76 us against 0.4 when it shared one
+%  with 50k reservation_leg facts, and which names share a bucket follows the order atoms were made, so any
+%  source change could flip it (guard_ab.py). Now such a walk passes the other names' calling clauses only.
 stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
 
 assert_fact(S, F, Exp, P) :-
     fact_key(F, N, K),
     ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ),  % the mark first
-    assertz(S:'$fact'(N, K, F, Exp, P)).
+    fact_table(S, N, T), C =.. [T, K, F, Exp, P], assertz(S:C).
 
-retract_facts(S, G) :- fact_key(G, N, K), retractall(S:'$fact'(N, K, G, _, _)), unsure_held_after(S, N).
+%  fact_table(+S, +N, -T): the table of S's facts named N, made (with its clause of '$fact'/5) on first use,
+%  once whatever threads store at the same time. Tables are numbered, not named after N: 5 and '5' are two
+%  names.
+fact_table(S, N, T) :-
+    (   fact_table_of(S, N, T0)
+    ->  T = T0
+    ;   with_mutex(sn_fact_tables, new_fact_table(S, N, T))
+    ).
+
+new_fact_table(S, N, T) :-
+    (   fact_table_of(S, N, T0)
+    ->  T = T0
+    ;   dynamic(S:'$fact_table'/2),  % a module given '$fact'/5 by anything but new_session_module/1
+        aggregate_all(count, S:'$fact_table'(_, _), I), format(atom(T), '$fact ~d', [I]),
+        dynamic(S:T/4), Body =.. [T, K, G, Exp, P],
+        assertz(S:('$fact'(N, K, G, Exp, P) :- Body)),  % before the table is listed: a reader finds it empty
+        assertz(S:'$fact_table'(N, T))
+    ).
+
+%  fact_table_of(+S, ?N, ?T): the tables S has (none in a module not made a session's by new_session_module/1
+%  that holds no fact stored by assert_fact/4).
+fact_table_of(S, N, T) :- current_predicate(S:'$fact_table'/2), S:'$fact_table'(N, T).
+
+%  retract_stored(+S, ?N, ?K, ?G, ?P): retractall/1 of the matching facts, in every table when N is unbound,
+%  and of any in '$fact'/5 itself (put there by nothing of Sentinel's; retract/1 of a head leaves the calling
+%  clauses, which have bodies).
+retract_stored(S, N, K, G, P) :-
+    forall(fact_table_of(S, N, T), ( C =.. [T, K, G, _, P], retractall(S:C) )),
+    forall(retract(S:'$fact'(N, K, G, _, P)), true).
+
+retract_facts(S, G) :- fact_key(G, N, K), retract_stored(S, N, K, G, _), unsure_held_after(S, N).
 
 %  S:'$unsure_held' is there while the session may hold an unsure fact (set by assert_fact/4, the only way one
 %  is stored; dropped when a removal leaves none): begin_query/4 asks it instead of '$fact'('$unsure', ...),
@@ -286,7 +322,7 @@ given_fact(f(FactAtom, Exp, Prov), f(F, Exp, Prov)) :- term_to_atom(F, FactAtom)
 sn_retract_observed(Session, FactAtoms) :-
     ensure_session(Session),
     forall(member(FA, FactAtoms),
-           ( term_to_atom(F, FA), fact_key(F, N, K), retractall(Session:'$fact'(N, K, F, _, observed)),
+           ( term_to_atom(F, FA), fact_key(F, N, K), retract_stored(Session, N, K, F, observed),
              unsure_held_after(Session, N) )).
 
 %  sn_retract(+Session, +PatternAtom, -Out): remove matching facts, return them (as text).
@@ -303,12 +339,19 @@ sn_retract(Session, PatternAtom, Out) :-
 sn_take_confirmation(Session, Tool, Digest, Version, Out) :-
     ensure_session(Session),
     G = '$confirmed'(Tool, Digest, Version, _, yes),
-    findall(T, ( retract(Session:'$fact'('$confirmed', Tool, G, _, _)), format(atom(T), '~q', [G]) ), Ts),
+    findall(T, ( confirmation_taken(Session, Tool, G), format(atom(T), '~q', [G]) ), Ts),
     to_json_atom(json([taken=Ts]), Out).
+
+confirmation_taken(S, Tool, G) :-
+    (   fact_table_of(S, '$confirmed', Table), C =.. [Table, Tool, G, _, _], retract(S:C)
+    ;   retract(S:'$fact'('$confirmed', Tool, G, _, _))  % as retract_stored/5
+    ).
 
 sn_drop_session(Session) :-
     (   current_predicate(Session:'$fact'/5)
-    ->  retractall(Session:'$fact'(_, _, _, _, _)), retractall(Session:'$unsure_held'),
+    ->  retract_stored(Session, _, _, _, _), retractall(Session:'$fact'(_, _, _, _, _)),
+        ( current_predicate(Session:'$fact_table'/2) -> retractall(Session:'$fact_table'(_, _)) ; true ),
+        retractall(Session:'$unsure_held'),
         (   module_property(Session, class(temporary))  % made by new_session_module/1
         ->  flag(sn_sessions_dropped, N, N + 1),  % before it goes: no thread trusts its memory of it after
             '$destroy_module'(Session)
@@ -324,7 +367,8 @@ sn_fact_json(FactAtom, Out) :-
 
 %  sn_purge(+Session, +Now): drop expired facts from the mirror.
 sn_purge(Session, Now) :- ensure_session(Session),
-    forall(( Session:'$fact'(N, K, F, Exp, P), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))),
+    forall(( fact_table_of(Session, _, T), C =.. [T, _, _, Exp, _], Session:C, Exp =< Now ), retract(Session:C)),
+    forall(( clause(Session:'$fact'(N, K, F, Exp, P), true), Exp =< Now ), retract(Session:'$fact'(N, K, F, Exp, P))),
     unsure_held_after(Session, _).
 
 %  sn_fact_from_json(+N, +ArgsJson, -FactAtom): rebuild a fact text from predicate + JSON args (a text spelling

@@ -183,7 +183,7 @@ ensure_session(S) :-
 %  back opens one a call). A module that already holds something (never one of Sentinel's) stays ordinary.
 new_session_module(S) :-
     catch(set_module(S:class(temporary)), error(permission_error(_, _, _), _), true),
-    dynamic(S:'$fact'/5), dynamic(S:'$unsure_held'/0).
+    dynamic(S:'$fact'/5), dynamic(S:'$fact_table'/2), dynamic(S:'$unsure_held'/0).
 
 record_need(N) :- native_event, ( need(N0), N0 =@= N -> true ; term_fits(N), assertz(need(N)) ).  % bounded_terms.pl
 
