@@ -93,3 +93,41 @@ async def test_every_path_sees_the_facts_as_before(guard: PolicyGuard) -> None:
     assert await _count(guard, mod, "_") == 0
     await guard.engine.assert_facts(mod, [(fact_text("seat", ["R9"]), FAR, "observed")])
     assert await _count(guard, mod, "_") == 1 and await _count(guard, mod, "seat('R9')") == 1
+
+
+async def test_a_sessions_tables_are_bounded_and_facts_past_the_bound_are_kept_as_every_fact(
+        guard: PolicyGuard) -> None:
+    """A table stays until its session is dropped: names made from what is read, taught and removed in turn,
+    must not add predicates without end. Past ``max_fact_tables/1`` a name's facts go in '$fact'/5 itself,
+    found, removed, expired and dropped by every path as the others."""
+    mod = await guard.knowledge.ensure("s3", guard.rulebases.current)
+    m = quote_atom(mod)
+    bound = int((await _one(guard, "sentinel_core:max_fact_tables(B)"))["B"])
+    names = [f"n{i}" for i in range(bound + 40)]
+    await guard.engine.assert_facts(mod, [(fact_text(n, ["k", 1]), FAR, "observed") for n in names])
+    tables = await _one(guard, f"aggregate_all(count, {m}:'$fact_table'(_, _), C)")
+    assert tables["C"] == bound
+    row = await _one(guard, f"predicate_property({m}:'$fact'(_, _, _, _, _), number_of_clauses(C))")
+    assert row["C"] == bound + 40  # a calling clause a table, the 40 facts past the bound themselves
+    assert await _count(guard, mod, "_") == bound + 40
+    for n in (names[0], names[bound - 1], names[bound], names[-1]):
+        assert await _count(guard, mod, f"{n}(k, _)") == 1, n
+    # taught again: replaced, not doubled; removed by pattern and as observed; expired
+    last, past = names[-1], names[bound + 1]
+    await guard.engine.assert_facts(mod, [(fact_text(last, ["k", 1]), FAR, "observed")])
+    assert await _count(guard, mod, f"{last}(_, _)") == 1
+    await guard.engine.retract(mod, f"{last}(_, _)")
+    await guard.engine.retract_observed(mod, [fact_text(past, ["k", 1])])
+    assert await _count(guard, mod, f"{last}(_, _)") == 0 and await _count(guard, mod, f"{past}(_, _)") == 0
+    soon = names[bound + 2]
+    await guard.engine.assert_facts(mod, [(fact_text(soon, ["k", 2]), time.time() + 1, "observed")])
+    await guard.engine.purge(mod, time.time() + 5)
+    assert await _count(guard, mod, f"{soon}(_, _)") == 1  # the FAR one stays
+    assert await _count(guard, mod, f"{soon}(k, 2)") == 0
+    # still no new table; a name that has one still stores in it
+    assert (await _one(guard, f"aggregate_all(count, {m}:'$fact_table'(_, _), C)"))["C"] == bound
+    await guard.engine.assert_facts(mod, [(fact_text(names[0], ["k", 7]), FAR, "observed")])
+    assert await _count(guard, mod, f"{names[0]}(k, _)") == 2
+    await guard.engine.drop_session(mod)
+    await _one(guard, f"sentinel_core:ensure_session({m})")
+    assert await _count(guard, mod, "_") == 0

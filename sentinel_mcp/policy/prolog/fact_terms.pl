@@ -19,11 +19,19 @@ stored_fact(S, G, Exp, P) :- fact_key(G, N, K), S:'$fact'(N, K, G, Exp, P).
 assert_fact(S, F, Exp, P) :-
     fact_key(F, N, K),
     ( N == '$unsure', \+ S:'$unsure_held' -> assertz(S:'$unsure_held') ; true ),  % the mark first
-    fact_table(S, N, T), C =.. [T, K, F, Exp, P], assertz(S:C).
+    (   fact_table(S, N, T)
+    ->  C =.. [T, K, F, Exp, P], assertz(S:C)
+    ;   assertz(S:'$fact'(N, K, F, Exp, P))  % past the bound of tables: in '$fact'/5 itself, read as every fact
+    ).
+
+%  A session's tables are bounded: a table stays until its session is dropped, so names a rulebase makes from
+%  what it reads (a fact's functor taken from a tool's result), taught and removed in turn, would otherwise
+%  add predicates without end while the facts themselves stay within their bounds.
+max_fact_tables(1024).
 
 %  fact_table(+S, +N, -T): the table of S's facts named N, made (with its clause of '$fact'/5) on first use,
-%  once whatever threads store at the same time. Tables are numbered, not named after N: 5 and '5' are two
-%  names.
+%  once whatever threads store at the same time; fails past max_fact_tables/1. Tables are numbered, not named
+%  after N: 5 and '5' are two names.
 fact_table(S, N, T) :-
     (   fact_table_of(S, N, T0)
     ->  T = T0
@@ -34,7 +42,8 @@ new_fact_table(S, N, T) :-
     (   fact_table_of(S, N, T0)
     ->  T = T0
     ;   dynamic(S:'$fact_table'/2),  % a module given '$fact'/5 by anything but new_session_module/1
-        aggregate_all(count, S:'$fact_table'(_, _), I), format(atom(T), '$fact ~d', [I]),
+        aggregate_all(count, S:'$fact_table'(_, _), I), max_fact_tables(Max), I < Max,
+        format(atom(T), '$fact ~d', [I]),
         dynamic(S:T/4), Body =.. [T, K, G, Exp, P],
         assertz(S:('$fact'(N, K, G, Exp, P) :- Body)),  % before the table is listed: a reader finds it empty
         assertz(S:'$fact_table'(N, T))
