@@ -9,65 +9,27 @@ written as JSON is a listing refused, naming it (it raised the serializer's erro
 from __future__ import annotations
 
 import asyncio
-import sys
 from types import SimpleNamespace
 from typing import Any
 from pathlib import Path
 
 import pytest
-from mcp import Client
 from mcp.types import Prompt, Tool
 
-from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway import upstream_listing
-from tests.gateway.helpers import make_config, toolbox_stdio
 from tests.gateway.non_finite_schema_upstream import SURROGATES
-from tests.gateway.test_listing_bounds import wait_until
+from tests.gateway.test_listing_numbers import kept_after_change, refused_at_connect
 
 pytestmark = pytest.mark.timeout(120)
-ROOT = Path(__file__).resolve().parents[2]
 WHY = "listing's answer could not be read"
 
 
-def upstream(tools: str) -> dict:
-    return {"command": sys.executable, "args": ["-m", "tests.gateway.non_finite_schema_upstream"],
-            "cwd": str(ROOT), "env": {"TOOLS": tools, "TABLE": "surrogates"}, "timeout": 10}
-
-
 async def test_a_listing_with_a_lone_surrogate_is_refused(data_dir: Path) -> None:
-    servers = {f"s{i}": upstream(name) for i, name in enumerate(SURROGATES)}
-    config = make_config(data_dir, {**servers, "fine": upstream(""), "tb": toolbox_stdio()})
-    async with running_gateway(config, startup_wait=5.0) as rt:
-        ups = rt.manager.upstreams
-        for i, name in enumerate(SURROGATES):
-            up = ups[f"s{i}"]
-            await wait_until(lambda up=up: up.listing_problem is not None)  # type: ignore[misc]
-            assert up.state != "ready" and up.tools == {}, name
-            assert WHY in (up.last_error or ""), (name, up.last_error)
-            problems = rt.catalog_health.problems
-            said = f"upstream s{i}: listing refused"
-            assert any(p.startswith(said) and WHY in p and "not served" in p for p in problems), problems
-        assert await ups["fine"].wait_ready(30) and ups["fine"].listing_problem is None
-        assert await ups["tb"].wait_ready(30)
-        async with Client(rt.front.server, mode="legacy") as c:
-            listed = {t.name for t in (await c.list_tools()).tools}
-            assert {"fine__ok", "tb__echo"} <= listed and not any(n.startswith("s") for n in listed), listed
-            assert (await c.call_tool("tb__echo", {"text": "fine"})).content[0].text == "fine"
+    await refused_at_connect(data_dir, SURROGATES, WHY, table="surrogates", named=False)
 
 
 async def test_a_lone_surrogate_after_a_change_keeps_the_catalog_until_one_fits(data_dir: Path) -> None:
-    async with running_gateway(make_config(data_dir, {"ls": upstream("")})) as rt:
-        up = rt.manager.upstreams["ls"]
-        assert await up.wait_ready(30)
-        async with Client(rt.front.server, mode="legacy") as c:
-            assert not (await c.call_tool("ls__sicken", {})).is_error
-            await wait_until(lambda: up.listing_problem is not None)
-            assert WHY in up.listing_problem and "the catalog before the change is kept" in up.listing_problem
-            assert sorted(up.tools) == ["heal", "ok", "sicken"]
-            listed = {t.name for t in (await c.list_tools()).tools}
-            assert {"ls__ok", "ls__heal"} <= listed and not listed & {f"ls__{n}" for n in SURROGATES}, listed
-            assert not (await c.call_tool("ls__heal", {})).is_error
-            await wait_until(lambda: up.listing_problem is None)
+    await kept_after_change(data_dir, SURROGATES, WHY, table="surrogates")
 
 
 def _pages(*items: Any, field_name: str = "tools") -> Any:
