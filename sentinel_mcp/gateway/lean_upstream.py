@@ -40,7 +40,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.types import (
     CallToolResult,
+    CancelledNotification,
     InputRequiredResult,
+    LoggingMessageNotification,
     LoggingMessageNotificationParams,
 )
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -56,6 +58,7 @@ from sentinel_mcp.gateway.plain_upstream_result import (
 from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.paced_reading import progress_of
 from sentinel_mcp.gateway.result_shape import check_shape
+from sentinel_mcp.gateway.unfit_notices import read
 from sentinel_mcp.gateway.lean_stream_requests import StreamRequests
 from sentinel_mcp.gateway.lean_event_stream import INVALID_REQUEST as INVALID_REQUEST
 from sentinel_mcp.gateway.lean_event_stream import MAX_EVENT_BYTES as MAX_EVENT_BYTES
@@ -137,6 +140,8 @@ class LeanCaller(StreamRequests):
         self.budget: NoticeBudget | None = None  # its upstream's notices to nobody (pauses a call's stream)
         # a progress notice that is not the call's own, by its token: counted and charged by the upstream
         self.stray: Callable[[Any], None] | None = None
+        # a notice no client can take, by why and its method: counted and charged by the upstream
+        self.unfit: Callable[[str, Any], None] | None = None
 
     def usable(self, client: Client | None) -> bool:
         """Still the connection this was made for, still on its era."""
@@ -359,21 +364,16 @@ class LeanCaller(StreamRequests):
                 elif self.budget is not None:
                     self.budget.spend()
             return
-        if method == "notifications/message":
-            try:
-                params = LoggingMessageNotificationParams.model_validate(msg.get("params"))
-            except ValueError:
-                log.info("lean upstream call: malformed log line dropped")
-                return
-            await on_log(params)
-        elif isinstance(method, str) and method != "notifications/cancelled":
-            raw = msg.get("params")
-            try:
-                notice = sdk_methods.parse_server_notification(
-                    method, self.era, raw if isinstance(raw, dict) else None)
-            except (KeyError, ValueError, RuntimeError):
-                log.info("lean upstream call: notification %r dropped", method[:60])
-                return
+        notice, why = read(method, msg.get("params"), self.era)
+        if why is not None:  # reaches no one: charged, said at a cadence (never a line each)
+            if self.unfit is not None:
+                self.unfit(why, method)
+            elif self.budget is not None:
+                self.budget.spend()
+            return
+        if isinstance(notice, LoggingMessageNotification):
+            await on_log(notice.params)
+        elif not isinstance(notice, CancelledNotification):
             await on_notice(notice)
 
 

@@ -12,7 +12,8 @@ the budget too: a flood of either costs the gateway its parse and its log line e
 A progress notice that is not a waiting call's own (``stray`` says, and counts and charges it: a token of
 any shape but the int the call was sent with, a value no number) is taken off here, never handed to the
 session: the SDK would match a string spelling a waiting call's id to that call, and log a refused one with
-its traceback, uncharged.
+its traceback, uncharged. So is every other notice the session could not take (``stray`` says: a method
+no era defines, params not of their method's shape, ``unfit_notices.py``): the session logged each.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class PacedReceive:
     """The session's end of a transport's read stream, paused while the budget is spent."""
 
     def __init__(self, inner: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None,
-                 stray: Callable[[Any], bool] | None = None) -> None:
+                 stray: Callable[[str, Any], bool] | None = None) -> None:
         self.inner = inner
         self.budget = budget
         self.asked = asked
@@ -48,7 +49,7 @@ class PacedReceive:
             msg = item.message
             if isinstance(msg, JSONRPCNotification):
                 stray = self.stray
-                if msg.method == "notifications/progress" and stray is not None and stray(msg.params):
+                if stray is not None and stray(msg.method, msg.params):
                     continue  # counted and charged; it reaches no one
             elif self.asked is not None:
                 if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and not self.asked(msg.id):
@@ -80,10 +81,11 @@ class PacedReceive:
 
 @asynccontextmanager
 async def paced(transport: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None = None,
-                stray: Callable[[Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+                stray: Callable[[str, Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """``transport`` (an SDK transport: an async context of its read and write streams), its read stream
-    paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer; ``stray(params)``:
-    whether a progress notice is no waiting call's own (then counted and charged by it)."""
+    paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer;
+    ``stray(method, params)``: whether a notice reaches no one (a progress no waiting call's own, one the
+    session cannot take: then counted and charged by it)."""
     async with transport as (read, write):
         yield PacedReceive(read, budget, asked, stray), write
 

@@ -162,6 +162,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self._waiting_pushes = PushShares()  # pushed requests waiting for answers, by principal
         # log lines, progress, resource updates on their way to clients (bounded, never holding a reader up)
         self.notice_budget = NoticeBudget(name)  # notices that reach no client, a second (notice_budget.py)
+        self.notices_unfit = {}
         # what it drops is not charged to the upstream's budget: a client reading slowly (another principal's,
         # on a shared upstream) would pause the upstream's reading for every principal's calls
         self.notices = NoticeQueue(name)
@@ -331,7 +332,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                 # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
                 screen = partial(self.screen_request, self.declared_kinds)
                 await self._serve(make_client(self.target, mode, self._callbacks(), session, screen,
-                                              self.notice_budget, self._asked, self.progress_stray), mode,
+                                              self.notice_budget, self._asked, self.notice_stray), mode,
                                   session, taps)
                 return
             except HandshakeRejected as e:
@@ -370,6 +371,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                         self.lean = await stack.enter_async_context(lean_caller(self.target, client, session))
                         if isinstance(self.lean, LeanCaller):
                             self.lean.budget, self.lean.stray = self.notice_budget, self.stray_progress
+                            self.lean.unfit = self.unfit_notice
                     self.callers.reset()  # a new connection: nothing called on it can push
                     self.roots_given_to = None  # nor was it given any roots
                     self.client = client

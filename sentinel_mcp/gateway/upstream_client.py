@@ -55,14 +55,14 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 def make_client(
     target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None,
     screen: Screen | None = None, budget: NoticeBudget | None = None,
-    asked: Callable[[Any], bool] | None = None, stray: Callable[[Any], bool] | None = None,
+    asked: Callable[[Any], bool] | None = None, stray: Callable[[str, Any], bool] | None = None,
 ) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
     ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls);
     ``screen``: each request the upstream sends, before it is answered (``undeclared_requests``);
     ``budget``: its notices reaching no client, which pace the reading of an outside server, and ``asked``:
-    whether an answer's id is a request waiting, ``stray``: whether a progress notice is no waiting call's
-    own (then counted and charged: ``paced_reading.py``)."""
+    whether an answer's id is a request waiting, ``stray``: whether a notice reaches no one (a progress no
+    waiting call's own, one the session cannot take: then counted and charged: ``paced_reading.py``)."""
     if isinstance(target, StdioServer):
         # bytes that are not UTF-8 are read as U+FFFD: the SDK's default ("strict") ended its reader task on
         # one such line and left every call waiting out its time limit (a hostile upstream's hang)

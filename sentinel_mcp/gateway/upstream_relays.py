@@ -46,6 +46,7 @@ from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, refused_kind
 from sentinel_mcp.gateway.undeclared_requests import kind_of, refused_request, undeclared
+from sentinel_mcp.gateway.unfit_notices import head, unfit
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ class PushRelays:
     roots_given_to: str | None = None  # whose roots this connection was given last (``roots_changed``)
     _tg: anyio.abc.TaskGroup | None
     notice_budget: NoticeBudget
+    notices_unfit: dict[str, int]  # notices no client can take, by why (``unfit_notices.py``), ever
     # pushes attributed to no call, so shown to no client (log lines dropped, requests refused, progress under
     # a token Sentinel minted for a call that has ended), since the start
     pushes_unrouted = 0
@@ -348,6 +350,29 @@ class PushRelays:
                 return False
         self.stray_progress(token)
         return True
+
+    def notice_stray(self, method: str, params: Any) -> bool:
+        """Whether a notice the SDK's session is about to be handed reaches no one (``paced_reading.py``): a
+        progress no waiting call's own, or one the session cannot take (``unfit_notices.py``), which it would
+        log, each, uncharged. Such a notice is counted and charged here."""
+        if method == "notifications/progress":
+            return self.progress_stray(params)
+        client = self.client
+        # as the session reads it: on its era, or the SDK's fallback before the handshake
+        version = getattr(client.session, "_negotiated_version", None) if client is not None else None
+        why = unfit(method, params, version or "2025-11-25")
+        if why is None:
+            return False
+        self.unfit_notice(why, method)
+        return True
+
+    def unfit_notice(self, why: str, method: object) -> None:
+        """A notice no client can take: counted by why and charged, said at a cadence (never its params)."""
+        self.notice_budget.spend()
+        n = self.notices_unfit[why] = self.notices_unfit.get(why, 0) + 1
+        if worth_saying(n - 1, n):
+            log.info("upstream %s: %d notices %s reached no client (the last of method %s)", self.name, n,
+                     why, head(method))
 
     def stray_progress(self, token: object) -> None:
         """A progress notice that is no call's own (its call has ended, or it never was one of ours, or it

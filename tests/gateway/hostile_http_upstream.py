@@ -21,6 +21,7 @@ from typing import Any
 
 import uvicorn
 
+from tests.gateway.odd_notices import odd_notices
 from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import mcp
 
@@ -173,6 +174,14 @@ async def attack(name: str, rid: Any, send: Any) -> None:
                                                                          "result": RESULT})
         await send({"type": "http.response.body", "body": body, "more_body": False})
         return
+    elif name in ("odd_notices_call", "odd_methods_call"):  # notices reaching no one (odd_notices.py), then
+        # the answer ("odd_methods_call": those whose method is no string too)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})
+        notices = odd_notices(sdk=name == "odd_notices_call")
+        body = b"".join(_event(n) for n in notices) + _event({"jsonrpc": "2.0", "id": rid, "result": RESULT})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
     elif name in ("sse_answer", "sse_no_answer", "sse_oversize"):
         events = [_event({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": "working"}}),
@@ -206,7 +215,7 @@ TEXTS = {
 ATTACKS = {*TEXTS, "bad_json", "wrong_id", "string_id", "rpc_error", "batch", "not_a_result", "wrong_type",
            "status_500", "oversize_declared", "oversize_chunked", "drip", "sse_answer", "sse_no_answer",
            "sse_oversize", "sse_odd_events", "sse_resume_refused", "huge_stall", "sse_flood",
-           "sse_flood_fair", "odd_tokens", "notices_forever", *PUSHES}
+           "sse_flood_fair", "odd_tokens", "odd_notices_call", "odd_methods_call", "notices_forever", *PUSHES}
 
 
 def hostile(inner: Any) -> Any:

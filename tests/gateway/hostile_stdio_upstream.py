@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from tests.gateway.odd_notices import odd_notices
 from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import RO, mcp
 
@@ -44,6 +45,12 @@ def notices_forever() -> str:
 
 @mcp.tool(annotations=RO)
 def odd_tokens() -> str:
+    """Listed, as ``push_flood``."""
+    return "not reached"
+
+
+@mcp.tool(annotations=RO)
+def odd_notices_call() -> str:
     """Listed, as ``push_flood``."""
     return "not reached"
 
@@ -189,6 +196,10 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         for notice in odd_progress(rid):
             await wire.line(notice)
         await wire.line(answer())
+    elif name == "odd_notices_call":  # notices that reach no one (odd_notices.py), then the answer
+        for notice in odd_notices():
+            await wire.line(notice)
+        await wire.line(answer())
     elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
         for _ in range(FLOOD):
             await wire.line({"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -236,9 +247,9 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
               "surrogate_value_bytes": ("x\udbff", "value")}
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "odd_tokens", "notices_forever", "push_elicit", "push_flood", "log_flood",
-           "progress_flood", "updated_flood", "stray_updates", "near_updates", "die", "endless_line",
-           "huge_answer", "busy_writer"}
+           "progress_then_answer", "odd_tokens", "odd_notices_call", "notices_forever", "push_elicit",
+           "push_flood", "log_flood", "progress_flood", "updated_flood", "stray_updates", "near_updates",
+           "die", "endless_line", "huge_answer", "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
 BUSY, BUSY_GAP = 100, 0.15  # busy_writer: 15 s of pushes, never more than 0.15 s apart
