@@ -30,7 +30,7 @@ def read(method: Any, params: Any, version: str) -> tuple[Any, str | None]:
         return sdk_methods.parse_server_notification(method, version, params), None
     except KeyError:
         return None, UNKNOWN
-    except (ValueError, RuntimeError):  # pydantic's ValidationError among them
+    except Exception:  # pydantic's ValidationError, or anything else the reader raises: no session takes it
         return None, MALFORMED
 
 

@@ -116,3 +116,15 @@ async def test_notices_whose_method_is_no_string_are_charged_on_the_lean_http_pa
     body = await _logged_from_now(caught, _odd_call(sent(sdk=False), "odd_methods_call"))
     got = await test_lean_upstream._with_upstream(hostile, body, protocol=era, lean=True)
     _check(got, sent(sdk=False), caught)
+
+
+def test_whatever_the_reader_raises_the_notice_is_unfit_never_the_readers_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from sentinel_mcp.gateway import unfit_notices
+
+    for error in (TypeError("odd"), AttributeError("odd"), RecursionError(), KeyError("x")):
+        def raising(*_a: Any, error: BaseException = error) -> Any:
+            raise error
+        monkeypatch.setattr(unfit_notices.sdk_methods, "parse_server_notification", raising)
+        why = unfit_notices.unfit("notifications/message", {"level": "info", "data": 1}, "2025-11-25")
+        assert why == (unfit_notices.UNKNOWN if isinstance(error, KeyError) else unfit_notices.MALFORMED)
