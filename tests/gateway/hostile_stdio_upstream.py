@@ -26,45 +26,14 @@ from tests.gateway.odd_progress import odd_progress
 from tests.gateway.toolbox_server import RO, mcp
 
 
-@mcp.tool(annotations=RO)
-def push_flood() -> str:
+def _not_reached() -> str:
     """Listed, so a gateway in front routes to it; its calls are answered by ``attack``."""
     return "not reached"
 
 
-@mcp.tool(annotations=RO)
-def progress_flood() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
-
-@mcp.tool(annotations=RO)
-def notices_forever() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
-
-
-@mcp.tool(annotations=RO)
-def odd_tokens() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
-
-
-@mcp.tool(annotations=RO)
-def odd_notices_call() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
-
-
-@mcp.tool(annotations=RO)
-def busy_writer() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
-
-
-@mcp.tool(annotations=RO)
-def huge_answer() -> str:
-    """Listed, as ``push_flood``."""
-    return "not reached"
+for _name in ("push_flood", "progress_flood", "notices_forever", "odd_tokens", "odd_notices_call",
+              "busy_writer", "huge_answer"):
+    mcp.tool(name=_name, annotations=RO)(_not_reached)
 
 
 RESULT = {"content": [{"type": "text", "text": "hostile ok"}], "isError": False, "resultType": "complete"}
