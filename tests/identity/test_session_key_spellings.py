@@ -7,12 +7,18 @@ request on the lean path, a call on a handshake-era session). Every spelling is 
 conversation of bob's own: nothing of alice's comes back. ``test_two_principals_http`` tries the exact key
 and four spellings; ``test_every_method_every_door`` every method with the exact key.
 
+A legacy SSE session's id is read as a UUID by the SDK (capitals, dashes, braces and ``urn:uuid:`` name the
+same session), so those spellings of alice's id reach her session: bob's post under any of them is answered
+as one under an id nobody was given, alice's own is taken (what shows the spelling names her session, so the
+owner check, ``sse_session_owners``, is all that stands between).
+
 A real Sentinel over HTTP (the identity rig), raw HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from typing import Any, Iterator
 
 import httpx2
@@ -29,6 +35,7 @@ from .test_every_method_every_door import (
     _messages,
     _modern_headers,
     _request,
+    sse_session,
 )
 
 pytestmark = pytest.mark.timeout(240)
@@ -138,3 +145,32 @@ async def test_no_spelling_of_alices_key_opens_her_conversation_to_bob_on_a_hand
                 if _hers(answer) or not _own_or_refused(answer):
                     wrong.append((name, road, answer))
     assert not wrong, [(n, w, json.dumps(a)[:300]) for n, w, a in wrong]
+
+
+def _sse_spellings(sid: str) -> dict[str, str]:
+    return {"as given": sid, "capitals": sid.upper(), "dashed": str(uuid.UUID(hex=sid)),
+            "braces": "{" + sid + "}", "urn": "urn:uuid:" + sid}
+
+
+async def test_every_spelling_of_alices_sse_session_id_is_as_unknown_to_bob(base: str) -> None:
+    ids = iter(range(1000, 2000))  # each post its own id: none is refused as one still in flight
+    async with httpx2.AsyncClient(timeout=60) as http, sse_session(http, base, ALICE) as hers:
+        def post(sid: str, token: str) -> Any:
+            ping = json.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "ping"})
+            return http.post(f"{base}/messages/?session_id={sid}", content=ping,
+                             headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+
+        def answer(r: Any) -> tuple[int, Any]:  # whole, but for the request's own id
+            body = r.json() if r.headers.get("content-type", "").startswith("application/json") else r.text
+            return r.status_code, {**body, "id": None} if isinstance(body, dict) else body
+
+        nobodys = answer(await post(uuid.uuid4().hex, BOB))
+        assert nobodys[0] == 404, nobodys
+        wrong = []
+        for name, sid in _sse_spellings(hers.session_id).items():
+            bobs = answer(await post(sid, BOB))
+            if bobs != nobodys:
+                wrong.append((name, bobs))
+            # the spelling does name her session: she may post under it
+            assert (await post(sid, ALICE)).status_code == 202, name
+        assert not wrong, wrong
