@@ -3,9 +3,9 @@ holding alice's sealed id or her raw id (a label's id, which anyone can guess: `
 sends it in ``_meta["sentinel/session"]`` and in ``X-Sentinel-Session`` spelt with a look-alike letter, a
 full-width or doubled slash, an encoded slash, invisible or Unicode-space characters, a control character, in
 capitals, the seal's prefix in capitals, as another JSON type, or a megabyte long, in both eras (a 2026-era
-request on the lean path, a call on a handshake-era session). Every spelling is refused or names a
-conversation of bob's own: nothing of alice's comes back. ``test_two_principals_http`` tries the exact key
-and four spellings; ``test_every_method_every_door`` every method with the exact key.
+request on the lean path, a call on a handshake-era session, one on a legacy SSE session). Every spelling is
+refused or names a conversation of bob's own: nothing of alice's comes back. ``test_two_principals_http``
+tries the exact key and four spellings; ``test_every_method_every_door`` every method with the exact key.
 
 A legacy SSE session's id is read as a UUID by the SDK (capitals, dashes, braces and ``urn:uuid:`` name the
 same session), so those spellings of alice's id reach her session: bob's post under any of them is answered
@@ -174,3 +174,20 @@ async def test_every_spelling_of_alices_sse_session_id_is_as_unknown_to_bob(base
             # the spelling does name her session: she may post under it
             assert (await post(sid, ALICE)).status_code == 202, name
         assert not wrong, wrong
+
+
+async def test_no_spelling_of_alices_key_opens_her_conversation_to_bob_on_a_legacy_sse_session(
+        base: str, alices: dict[str, str]) -> None:
+    wrong: list[tuple[str, str, Any]] = []
+    async with httpx2.AsyncClient(timeout=60) as http, sse_session(http, base, BOB) as bobs:
+        for name, key in _spellings(alices["sealed"], alices["raw"]).items():
+            params = {"name": FACTS_TOOL, "arguments": {}, "_meta": {"sentinel/session": key}}
+            answer = (200, [await bobs.ask("tools/call", params)])
+            if _hers(answer) or not _own_or_refused(answer):
+                wrong.append((name, "_meta", answer))
+            if isinstance(key, str) and key.isascii() and key.isprintable() and len(key) < 8192:
+                params = {"name": FACTS_TOOL, "arguments": {}}  # (a megabyte head is refused whole: 431)
+                answer = (200, [await bobs.ask("tools/call", params, extra={"X-Sentinel-Session": key})])
+                if _hers(answer) or not _own_or_refused(answer):
+                    wrong.append((name, "header", answer))
+    assert not wrong, [(n, w, json.dumps(a)[:300]) for n, w, a in wrong]
