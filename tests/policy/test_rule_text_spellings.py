@@ -3,7 +3,8 @@ DCG rules (a nonterminal named like a builtin, call//N, {}//1, pushback, \\+//1)
 choice_of's goal, an effect's actions, a binding's tool and extraction, a require/confirmed text, hook-named
 heads (portray, message//1, attr_unify_hook, exception/3, term_expansion), {}/1 and '$VAR' heads, a neck
 inside a body, arithmetic over a goal, and include/document paths out of the rulebase's directory. Each file
-is refused at load with an error naming it, and nothing in it runs (the marker file never appears)."""
+is refused at load with an error naming it, and nothing in it runs (the marker file never appears), both as
+a rulebase of the configuration and as a console client's candidate (``UntrustedRules``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from sentinel_mcp.policy.checker import check_files
 from sentinel_mcp.policy.engine import shared_engine
+from sentinel_mcp.policy.untrusted_rules import UntrustedRules
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -67,12 +69,16 @@ def refused_texts(marker: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.parametrize("candidate", [False, True], ids=["configured", "candidate"])
 @pytest.mark.parametrize("name", sorted(refused_texts(Path("m"))))
-async def test_rule_text_spelling_is_refused_and_runs_nothing(tmp_path: Path, name: str) -> None:
+async def test_rule_text_spelling_is_refused_and_runs_nothing(
+    tmp_path: Path, name: str, candidate: bool
+) -> None:
     marker = tmp_path / "pwned"
     f = tmp_path / f"{name}.pl"
     f.write_text("fact(ok/1).\n" + refused_texts(marker)[name])
-    problems = await check_files(shared_engine(), [f])
+    untrusted = UntrustedRules(frozenset(), 2_000_000) if candidate else None
+    problems = await check_files(shared_engine(), [f], untrusted=untrusted)
     errors = [p for p in problems if p.severity == "error"]
     assert errors, [p.message for p in problems]
     assert all(p.file == str(f) for p in errors)
