@@ -41,6 +41,15 @@ PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 SERIAL = re.compile(r"[A-Za-z0-9._:%\[\]-]{1,128}")
 
 
+def key_went_down(line: bytes, key: str) -> bool:
+    """Whether a ``getevent -l`` line is the event of ``key`` going down: ``[/dev/input/eventN: ]EV_KEY <key>
+    DOWN``, whole. getevent prints more than events: each input device it opens (and any added while it
+    watches: a Bluetooth keyboard, gamepad, headset) with its name, whatever the device calls itself; a line
+    holding the words anywhere let a device named ``x" KEY_VOLUMEUP DOWN "y`` say yes for the person."""
+    return re.fullmatch(rb"(?:/dev/input/event[0-9]{1,4}: +)?EV_KEY +" + re.escape(key.encode("ascii"))
+                        + rb" +DOWN *\r?", line) is not None
+
+
 class AdbBackend:
     name = "adb"
     unicode_text = False  # `input text` is ASCII-only
@@ -186,10 +195,8 @@ class AdbBackend:
                     *lines, buffer = buffer.split(b"\n")
                     if len(buffer) > GETEVENT_LINE_MAX:
                         return False  # not getevent's output: never a yes
-                    for line in lines:
-                        words = line.decode("ascii", errors="replace").split()
-                        if key in words and "DOWN" in words:
-                            return True
+                    if any(key_went_down(line, key) for line in lines):
+                        return True
                 return False
             finally:
                 conn.close()
