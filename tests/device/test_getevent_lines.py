@@ -8,11 +8,13 @@ backend, its real stream): the lines below are never a press, and the real event
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any, Awaitable, Callable
 
 import pytest
 
-from device_tools.adb_backend import AdbBackend
+from device_tools.adb_backend import GETEVENT_WATCH, AdbBackend
 
 pytestmark = pytest.mark.timeout(60)
 REAL_PRESS = b"/dev/input/event0: EV_KEY       KEY_VOLUMEUP         DOWN\n"
@@ -42,14 +44,14 @@ def stream_of(text: bytes, then: bytes = b"") -> Callable[[Any], Awaitable[None]
 
 @pytest.mark.parametrize("name", sorted(NOT_A_PRESS))
 async def test_a_line_that_is_no_key_event_is_never_a_press(fake_adb: Any, name: str) -> None:
-    fake_adb.streams["getevent -l"] = stream_of(NOT_A_PRESS[name])
+    fake_adb.streams[GETEVENT_WATCH] = stream_of(NOT_A_PRESS[name])
     backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
     assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=2) is False
 
 
 @pytest.mark.parametrize("name", sorted(NOT_A_PRESS))
 async def test_the_press_after_such_a_line_still_counts(fake_adb: Any, name: str) -> None:
-    fake_adb.streams["getevent -l"] = stream_of(NOT_A_PRESS[name], REAL_PRESS)
+    fake_adb.streams[GETEVENT_WATCH] = stream_of(NOT_A_PRESS[name], REAL_PRESS)
     backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
     assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=20) is True
 
@@ -61,6 +63,42 @@ async def test_the_press_after_such_a_line_still_counts(fake_adb: Any, name: str
 ])
 async def test_an_event_line_of_the_key_going_down_is_a_press(fake_adb: Any, line: bytes) -> None:
     announced = b'add device 1: /dev/input/event0\n  name:     "gpio-keys"\n'
-    fake_adb.streams["getevent -l"] = stream_of(announced, line)
+    fake_adb.streams[GETEVENT_WATCH] = stream_of(announced, line)
     backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
     assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=20) is True
+
+
+def when_waiting(fake: Any, act: Callable[[], None]) -> threading.Thread:
+    def run() -> None:
+        for _ in range(2000):
+            if fake.key_waiting:
+                break
+            time.sleep(0.01)
+        act()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+async def test_a_device_named_a_line_break_and_a_key_event_is_never_a_press(fake_adb: Any) -> None:
+    """A name may hold a line break: no check of the line could tell what follows from an event, so the watch
+    asks getevent for events only (``-q``: no device announced). The stream ends after the device connects:
+    what it printed was read by then, and it held no press."""
+    hostile = b'x"\n/dev/input/event0: EV_KEY       KEY_VOLUMEUP         DOWN\n"'
+    thread = when_waiting(fake_adb, lambda: fake_adb.connect_input_device(hostile, hang_up=True))
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=30) is False
+    thread.join(5)
+    assert "shell:" + GETEVENT_WATCH in fake_adb.log
+
+
+async def test_a_press_after_a_device_connects_still_counts(fake_adb: Any) -> None:
+    def connect_then_press() -> None:
+        fake_adb.connect_input_device(b"Keyboard K380")
+        fake_adb.press_key()
+
+    thread = when_waiting(fake_adb, connect_then_press)
+    backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
+    assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=30) is True
+    thread.join(5)
