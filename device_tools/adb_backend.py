@@ -32,6 +32,9 @@ EXEC_MAX_BYTES = 32_000_000  # a screenshot: a 1440x3200 PNG of a busy screen is
 # would only hold a worker thread and memory for output that is thrown away (slack: uiautomator's own line)
 UI_DUMP_MAX_BYTES = MAX_DUMP_BYTES + 4096
 GETEVENT_LINE_MAX = 4096  # one `getevent -l` line is ~80 bytes
+# -q: no device is announced (getevent prints each it opens, and each added while it watches, by the name the
+# device gives itself, which may hold a line break and then a line that reads as a key event); events only
+GETEVENT_WATCH = "getevent -l -q"
 HANDSHAKE_SLACK = 2.0  # seconds past a command's own deadline before its connections are shut
 PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 # what adb serials are spelled with: USB (0123456789ABCDEF), emulator-5554, 192.168.1.20:5555,
@@ -39,6 +42,15 @@ PROP_VALUE_MAX = 92  # Android's limit for a system property's value
 # devices, and a hostile one can put terminal escapes, direction overrides or any length into a serial, which
 # device_info and every error would show
 SERIAL = re.compile(r"[A-Za-z0-9._:%\[\]-]{1,128}")
+
+
+def key_went_down(line: bytes, key: str) -> bool:
+    """Whether a ``getevent -l`` line is the event of ``key`` going down: ``[/dev/input/eventN: ]EV_KEY <key>
+    DOWN``, whole. getevent prints more than events: each input device it opens (and any added while it
+    watches: a Bluetooth keyboard, gamepad, headset) with its name, whatever the device calls itself; a line
+    holding the words anywhere let a device named ``x" KEY_VOLUMEUP DOWN "y`` say yes for the person."""
+    return re.fullmatch(rb"(?:/dev/input/event[0-9]{1,4}: +)?EV_KEY +" + re.escape(key.encode("ascii"))
+                        + rb" +DOWN *\r?", line) is not None
 
 
 class AdbBackend:
@@ -162,14 +174,14 @@ class AdbBackend:
 
     async def wait_for_key(self, key: str, *, timeout: float, question: str = "",
                            listening: Listening | None = None) -> bool:
-        """Stream ``getevent -l`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
+        """Stream ``getevent -l -q`` until ``<key> DOWN`` or the deadline (a timeout denies); the phone shows
         nothing (``question`` is the caller's, shown in its client). ``listening`` is awaited once the stream
         is open (getevent reports only what happens after it opens the input devices: a press made before this
         question's turn, for another question, was never on this stream)."""
 
         def run(d) -> bool:
             deadline = time.monotonic() + timeout
-            conn = d.shell("getevent -l", stream=True)
+            conn = d.shell(GETEVENT_WATCH, stream=True)
             try:
                 if listening is not None:
                     anyio.from_thread.run(listening)
@@ -186,10 +198,8 @@ class AdbBackend:
                     *lines, buffer = buffer.split(b"\n")
                     if len(buffer) > GETEVENT_LINE_MAX:
                         return False  # not getevent's output: never a yes
-                    for line in lines:
-                        words = line.decode("ascii", errors="replace").split()
-                        if key in words and "DOWN" in words:
-                            return True
+                    if any(key_went_down(line, key) for line in lines):
+                        return True
                 return False
             finally:
                 conn.close()

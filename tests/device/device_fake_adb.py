@@ -3,8 +3,9 @@
 Started from ../shared/notes/android/fake_adb.py. It answers host:version/devices/features,
 host:tport:serial and host:transport, then ``shell:`` and ``exec:`` services, splitting the command
 with shlex exactly as the device's ``sh -c`` would, and records every service string it receives.
-``getevent -l`` streams: it stays open and emits a KEY_VOLUMEUP DOWN line when ``press_key`` is
-called. Scripted overrides (``script``) answer a command with canned output first, e.g. dump failures;
+``getevent -l`` streams (``-q`` or not): it stays open and emits a KEY_VOLUMEUP DOWN line when ``press_key``
+is called; ``connect_input_device`` announces a new input device by its name, as getevent does unless ``-q``.
+Scripted overrides (``script``) answer a command with canned output first, e.g. dump failures;
 ``streams`` hands a command's connection to a coroutine that writes what it likes (a hostile device's flood or
 trickle).
 """
@@ -18,6 +19,9 @@ from collections import defaultdict, deque
 from typing import Awaitable, Callable
 
 from device_tools.simulated import SimulatedDevice
+
+
+GETEVENT = ("getevent -l", "getevent -l -q")  # the key watch, as the backend runs it (and as it did)
 
 
 def _block(data: bytes) -> bytes:
@@ -40,6 +44,8 @@ class FakeAdbServer:
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._key_waiters: list[asyncio.StreamWriter] = []
+        self._announced_to: set[asyncio.StreamWriter] = set()  # getevent streams without -q
+        self._devices = 1
         self.most_key_waiters = 0  # the most `getevent -l` streams open at once
         self._ready = threading.Event()
         self._server: asyncio.base_events.Server | None = None
@@ -68,6 +74,22 @@ class FakeAdbServer:
         def emit() -> None:
             for w in self._key_waiters:
                 w.write(b"/dev/input/event0: EV_SYN       SYN_REPORT           00000000\n" + line)
+
+        self._loop.call_soon_threadsafe(emit)
+
+    def connect_input_device(self, name: bytes, *, hang_up: bool = False) -> None:
+        """An input device appears (a Bluetooth keyboard, gamepad, headset): getevent without ``-q`` prints it
+        with the name the device gives itself, as it is. ``hang_up``: the streams end right after (a watch
+        that read no press by then says no at once)."""
+
+        def emit() -> None:
+            self._devices += 1
+            for w in list(self._key_waiters):
+                if w in self._announced_to:
+                    w.write(b"add device %d: /dev/input/event%d\n  name:     \"%s\"\n"
+                            % (self._devices, self._devices, name))
+                if hang_up:
+                    w.close()
 
         self._loop.call_soon_threadsafe(emit)
 
@@ -147,10 +169,12 @@ class FakeAdbServer:
             await w.drain()
             w.close()
             return
-        if command == "getevent -l" and command not in self.streams:
+        if command in GETEVENT and command not in self.streams:
             # listening before the shell reads as open: the OKAY went out first and, with this thread behind
             # the client's under load, a prompt shown on it could come before the press was listened for
             self._key_waiters.append(w)
+            if "-q" not in command.split():
+                self._announced_to.add(w)
             self.most_key_waiters = max(self.most_key_waiters, len(self._key_waiters))
         w.write(b"OKAY")
         if command in self.streams:
@@ -161,12 +185,13 @@ class FakeAdbServer:
             finally:
                 w.close()
             return
-        if command == "getevent -l":
+        if command in GETEVENT:
             try:
                 await w.drain()
                 await r.read()  # until the client closes the stream
             finally:
                 self._key_waiters.remove(w)
+                self._announced_to.discard(w)
                 w.close()
             return
         if self.script[command]:

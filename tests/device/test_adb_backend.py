@@ -19,7 +19,7 @@ DUMP = "uiautomator dump /dev/tty"
 
 
 def mutating(fake) -> list[str]:
-    reads = (DUMP, "screencap -p", "getevent -l", "wm size", "getprop ro.product.model",
+    reads = (DUMP, "screencap -p", "getevent -l -q", "wm size", "getprop ro.product.model",
              "settings get secure sms_default_application", "dumpsys window windows")
     return [c for c in fake.device_commands() if c not in reads and not c.startswith("content query")]
 
@@ -185,7 +185,7 @@ async def test_volume_up_confirms_over_getevent(fake_adb, tmp_path):
         )
         thread.join(5)
     assert not r.is_error, r.content[0].text
-    assert "shell:getevent -l" in fake_adb.log
+    assert "shell:getevent -l -q" in fake_adb.log
     decision = r.meta["sentinel/device-decision"]
     assert decision["confirmation"] == "volume_up" and decision["decided_by"] == "user:volume-up"
     assert [m.body for m in fake_adb.device.sent_messages] == ["on my way"]
@@ -365,7 +365,7 @@ async def test_a_trickling_device_is_cut_at_the_command_deadline(fake_adb, how):
 
 
 async def test_getevent_without_line_ends_is_never_a_key_press(fake_adb):
-    fake_adb.streams["getevent -l"] = no_newline
+    fake_adb.streams["getevent -l -q"] = no_newline
     backend = AdbBackend(serial=fake_adb.serial, port=fake_adb.port)
     assert await backend.wait_for_key("KEY_VOLUMEUP", timeout=10) is False
 
