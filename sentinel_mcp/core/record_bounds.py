@@ -20,6 +20,7 @@ record by ``was_cut`` and say so instead of using the copy.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -31,7 +32,7 @@ from sentinel_mcp.core.errors import SentinelError
 __all__ = [
     "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "KEPT_KEY",
     "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
-    "canonical_digest", "cut_text", "shallow", "was_cut", "within",
+    "canonical_digest", "cut_text", "shallow", "values_past", "was_cut", "within",
 ]
 
 CUT_KEY = "sentinel_cut"
@@ -213,6 +214,25 @@ def _within(value: Any, limits: RecordLimits) -> str | None:
             elif ch in "]}":
                 level -= 1
     return text
+
+
+def values_past(value: Any, count: int) -> bool:
+    """Whether ``value`` holds more than ``count`` values (keys, items, scalars; the value itself), seen
+    without recursion and without walking past the ``count``-th: its cost is bounded, whatever ``value``."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > count:
+            return True
+        if isinstance(v, dict):
+            seen += len(v)  # the keys (walked by a redaction as the values are)
+            if seen > count:
+                return True
+            stack.extend(itertools.islice(v.values(), max(0, count - seen + 1)))
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v[: count - seen + 1])
+    return False
 
 
 def within(value: Any, limits: RecordLimits) -> bool:
