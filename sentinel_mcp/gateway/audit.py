@@ -44,12 +44,13 @@ from sentinel_mcp.storage.open import release
 # cut, still JSON, with the full value's hash), whatever a caller, an upstream or a rulebase made of them
 MAX_ARGS_CHARS = AUDIT_ARGUMENTS.chars
 MAX_PROOF_CHARS = AUDIT_PROOF.chars
+# a row whose arguments or proof weigh more values than this (``values_past``: a long string weighs more)
+# is built in a worker thread: its redaction walks every key and scans every string (~5 ms at this bound),
+# and one call of 99,000 keys, or a 900 KB string, held the event loop, every other caller's answers with
+# it, for seconds (tests/records/test_large_rows_off_the_loop.py); the usual row weighs a few
+INLINE_VALUES = 256
 # texts a caller shapes, cut as the arguments are: a row is never much larger than what Sentinel itself
 # writes, so a call cannot make the log (and the disk everyone's calls need) grow by megabytes
-# a row whose arguments or proof hold more values than this is built in a worker thread: its redaction walks
-# every key and string (~20 us each), and one call of 99,000 keys held the event loop, every other caller's
-# answers with it, for seconds (tests/records/test_large_rows_off_the_loop.py); the usual row holds a few
-INLINE_VALUES = 512
 MAX_NAME_CHARS = 1000  # the session, the client's name, the tool's name as the caller spelt it
 MAX_TEXT_CHARS = MAX_PROOF_CHARS  # a reason, an error
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sentinel_mcp.core.record_bounds import CHARS_PER_VALUE, values_past
 from sentinel_mcp.gateway import audit
 from sentinel_mcp.gateway.audit import AuditEntry, AuditLog
 from sentinel_mcp.gateway.audit_chain import verify_file
@@ -45,13 +46,15 @@ async def test_large_arguments_are_redacted_off_the_loop_and_small_ones_on_it(tm
     try:
         await log.write(AuditEntry(session="s", tool="big", decision="deny", outcome="denied",
                                    arguments=MANY_KEYS | {"api_key": SECRET}, reason=f"said {SECRET}"))
+        await log.write(AuditEntry(session="s", tool="long", decision="allow", outcome="ok",
+                                   arguments={"text": "4111 1111 1111 1111 " * 45_000}))  # 900 KB, one string
         await log.write(AuditEntry(session="s", tool="small", decision="allow", outcome="ok",
                                    arguments={"text": "hi"}))
         calls = await log.read(tail=10)
     finally:
         await log.close()
-    assert seen == [(50_002, False), (1, True)], seen  # the usual row stays inline: no thread hop
-    assert [c["tool"] for c in calls] == ["big", "small"]
+    assert seen == [(50_002, False), (1, False), (1, True)], seen  # the usual row stays inline: no thread hop
+    assert [c["tool"] for c in calls] == ["big", "long", "small"]
     assert SECRET not in repr(calls), "the secret was stored"  # redacted as before, in the thread
     assert verify_file(tmp_path / "sentinel.db").ok
 
@@ -79,11 +82,10 @@ async def test_others_rows_are_written_while_a_large_one_is_redacted(tmp_path, m
 
 
 @pytest.mark.parametrize(("value", "past"), [
-    (None, False), ("x" * 10**6, False), ([1] * 511, False), ([1] * 512, True), ({"a": [1] * 509}, False),
-    ({"a": [1] * 510}, True), ({f"k{i}": i for i in range(300)}, True), ([[[[1]]]] * 127, False),
-    ([[[[1]]]] * 128, True),
+    (None, False), ([1] * 255, False), ([1] * 256, True), ({"a": [1] * 253}, False), ({"a": [1] * 254}, True),
+    ({f"k{i}": i for i in range(300)}, True), ([[[[1]]]] * 63, False), ([[[[1]]]] * 64, True),
+    ("x" * (255 * CHARS_PER_VALUE), False), ("x" * (256 * CHARS_PER_VALUE), True),
+    ({"k" * (300 * CHARS_PER_VALUE): 1}, True), ([1] * 10**6, True),
 ])
 def test_values_past_counts_keys_items_and_scalars(value: Any, past: bool) -> None:
-    from sentinel_mcp.core.record_bounds import values_past
-
     assert values_past(value, audit.INLINE_VALUES) is past
