@@ -29,9 +29,9 @@ from typing import Any
 from sentinel_mcp.core.errors import SentinelError
 
 __all__ = [
-    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE", "KEPT_KEY",
-    "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
-    "canonical_digest", "cut_text", "shallow", "was_cut", "within",
+    "AUDIT_ARGUMENTS", "AUDIT_PROOF", "CHARS_PER_VALUE", "CUT_KEY", "DEVICE_DECISION", "FACT_VALUE",
+    "KEPT_KEY", "MAX_FACTS_PER_RESULT", "RecordLimits", "bounded", "bounded_json",
+    "canonical_digest", "cut_text", "shallow", "values_past", "was_cut", "within",
 ]
 
 CUT_KEY = "sentinel_cut"
@@ -63,6 +63,9 @@ DEVICE_DECISION = RecordLimits(chars=8000, string=1000, items=100, depth=16)
 FACT_VALUE = RecordLimits(chars=16000, string=4000, items=1000, depth=16)
 MAX_FACTS_PER_RESULT = 20_000
 
+# characters of a string that cost a redaction what one more value does (``values_past``): a key is walked
+# in ~20 us, a string scanned for secrets at ~1.5 us a character
+CHARS_PER_VALUE = 16
 # the canonical text hashed is built from the value's parts; past this many it is not hashed (a cycle, or
 # a value no wire message can carry: a message holds at most ``wire_limits.MAX_VALUES``)
 MAX_HASHED_VALUES = 2_000_000
@@ -213,6 +216,29 @@ def _within(value: Any, limits: RecordLimits) -> str | None:
             elif ch in "]}":
                 level -= 1
     return text
+
+
+def values_past(value: Any, count: int) -> bool:
+    """Whether ``value`` weighs more than ``count`` values: each key, item and scalar one, and a string (a
+    value or a key) one more for every ``CHARS_PER_VALUE`` characters. Seen without recursion and never
+    past the ``count``-th: its cost is bounded, whatever ``value``."""
+    stack, seen = [value], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if isinstance(v, str):
+            seen += len(v) // CHARS_PER_VALUE
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                seen += 1 + (len(k) // CHARS_PER_VALUE if isinstance(k, str) else 0)
+                if seen > count:
+                    return True
+                stack.append(item)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v[: max(0, count - seen + 1)])
+        if seen > count:
+            return True
+    return False
 
 
 def within(value: Any, limits: RecordLimits) -> bool:

@@ -31,7 +31,7 @@ from sentinel_mcp.core.audit_entry import AuditEntry, new_decision_id
 from sentinel_mcp.core.display_text import Marked, unmarked
 from sentinel_mcp.core.json_text import compact_encoder
 from sentinel_mcp.core.record_bounds import (
-    AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow,
+    AUDIT_ARGUMENTS, AUDIT_PROOF, RecordLimits, bounded_json, cut_text, shallow, values_past,
 )
 from sentinel_mcp.core.redactor import redact_arguments, redact_record, scrub_text, scrub_with
 from sentinel_mcp.storage import Statement, StorageError, open_database
@@ -44,6 +44,11 @@ from sentinel_mcp.storage.open import release
 # cut, still JSON, with the full value's hash), whatever a caller, an upstream or a rulebase made of them
 MAX_ARGS_CHARS = AUDIT_ARGUMENTS.chars
 MAX_PROOF_CHARS = AUDIT_PROOF.chars
+# a row whose arguments or proof weigh more values than this (``values_past``: a long string weighs more)
+# is built in a worker thread: its redaction walks every key and scans every string (~5 ms at this bound),
+# and one call of 99,000 keys, or a 900 KB string, held the event loop, every other caller's answers with
+# it, for seconds (tests/records/test_large_rows_off_the_loop.py); the usual row weighs a few
+INLINE_VALUES = 256
 # texts a caller shapes, cut as the arguments are: a row is never much larger than what Sentinel itself
 # writes, so a call cannot make the log (and the disk everyone's calls need) grow by megabytes
 MAX_NAME_CHARS = 1000  # the session, the client's name, the tool's name as the caller spelt it
@@ -367,7 +372,10 @@ class AuditLog:
             entry.decision_id = new_decision_id()
         if self.db is None:
             raise StorageError("audit log is not open")
-        values = self.row(entry)
+        if values_past(entry.arguments, INLINE_VALUES) or values_past(entry.proof, INLINE_VALUES):
+            values = await asyncio.to_thread(self.row, entry)  # chained below, in order, on the loop
+        else:
+            values = self.row(entry)
         text = canonical(values)  # what its hash covers, on every path
         if alone and self._head is not None:
             try:
