@@ -121,7 +121,7 @@ class PrincipalSessions:
         own.busy += 1
         try:
             if own.up.client is None:  # opened just now (or reconnecting): every method waits as a call does
-                await own.up.wait_ready(self.connect_timeout)
+                await own.up.wait_ready(self.connect_timeout, listed=False)
             yield own.up
         finally:
             own.busy -= 1

@@ -138,6 +138,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: list[Prompt] = []
+        # connected (its calls can be made) and ready (listed: its tools in the catalog, its hook run) are
+        # apart: a call waiting for a connection does not wait for clients to be told of its tools
+        self.connected = anyio.Event()
         self.ready = anyio.Event()
         # the first connect attempt ended (ready or failed): start-up stops waiting
         self.settled = anyio.Event()
@@ -382,7 +385,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     self.connected_at = time.time()
                     self.last_error = None
                     self.breaker.record_success()
-                    self.ready.set()
+                    self.connected.set()
                     self.settled.set()
                     log.info(
                         "upstream %s ready (%s, %d tools)",
@@ -392,7 +395,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     )
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
-                    self.first_listed.set()  # after the rebuild: a call waiting for it finds its tools
+                    # after the rebuild (and its clients told): whoever waits for either finds its tools
+                    self.ready.set()
+                    self.first_listed.set()
                     async with anyio.create_task_group() as tg:
                         self._tg = tg
                         tg.start_soon(self._health_loop, tg.cancel_scope)
@@ -518,6 +523,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.client = None
         self.direct = None
         self.lean = None
+        self.connected = anyio.Event()
         self.ready = anyio.Event()
         self.connected_at = None
 
