@@ -361,7 +361,7 @@ class PushRelays:
         self.stray_progress(token)
         return True
 
-    def notice_stray(self, method: str, params: Any) -> bool:
+    def notice_stray(self, method: Any, params: Any) -> bool:
         """Whether a notice the SDK's session is about to be handed reaches no one (``paced_reading.py``): a
         progress no waiting call's own, or one the session cannot take (``unfit_notices.py``), which it would
         log, each, uncharged. Such a notice is counted and charged here."""
