@@ -7,8 +7,10 @@ never answering is cut after ``PING_PATIENCE`` windows as one that writes on unp
 Before, every paused window was skipped, and such an upstream was read at the budget's pace for ever, shown
 ready. By road:
 
-- stdio: the bytes waiting in the pipe and the reader's buffer when the ping went (``stdout_meter.py``); the
-  backlog is read once as many bytes have been taken since.
+- stdio: the bytes waiting in the pipe and the reader's buffer when the ping went (``stdout_meter.py``), and
+  then what the upstream may still have been writing (unseen, in its own buffers: ``BURST`` messages, what
+  the budget takes at once); a flood of 10,000 notices written in one go and then the answer is kept
+  (``test_hostile_upstream_life``), one writing on and never answering is cut.
 - streamable HTTP: the answer comes on the ping's own response, behind no paused stream; at the hand-over to
   the session it waits only behind the messages the transport's other streams already hold (one each).
 - the legacy SSE transport (one stream for everything, its backlog in socket buffers Sentinel cannot see), or
@@ -23,6 +25,7 @@ from typing import Any, Callable
 from mcp.types import EmptyResult, PingRequest, RequestParams
 
 from sentinel_mcp.config import RemoteServer
+from sentinel_mcp.gateway.notice_budget import NoticeBudget
 from sentinel_mcp.gateway.stdout_meter import StdoutMeter
 
 
@@ -39,7 +42,7 @@ async def pinged(client: Any) -> Any:
                                              request_read_timeout_seconds=PING_WAIT)
 
 
-def backlog_read(target: Any, meter: StdoutMeter | None) -> Callable[[], bool]:
+def backlog_read(target: Any, meter: StdoutMeter | None, budget: NoticeBudget) -> Callable[[], bool]:
     """Made as the ping goes: whether, from then on, what waited ahead of its answer has been read."""
     if isinstance(target, RemoteServer):
         own_response = target.kind != "sse"
@@ -47,4 +50,15 @@ def backlog_read(target: Any, meter: StdoutMeter | None) -> Callable[[], bool]:
     if meter is None or not meter.usable:
             return lambda: False
     start, ahead = meter.taken(), meter.unread()
-    return lambda: meter.taken() - start >= ahead
+    read_at: list[int] = []  # messages heard when the backlog had been read
+
+    def read() -> bool:
+        if meter.taken() - start < ahead:
+            return False
+        if not read_at:
+            read_at.append(budget.heard)
+        # and what it may still have been writing when the ping came (a server writing in one thread reads
+        # the ping only once its own write is done): as many messages as the budget takes at once
+        return budget.heard - read_at[0] >= budget.burst
+
+    return read

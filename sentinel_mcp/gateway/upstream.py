@@ -467,7 +467,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         ping = asyncio.ensure_future(pinged(client))
         try:
             heard, busy = self._heard(), 0
-            read = backlog_read(self.target, self._meters[-1] if self._meters else None)
+            read = backlog_read(self.target, self._meters[-1] if self._meters else None, self.notice_budget)
             while not (await asyncio.wait((ping,), timeout=window))[0]:
                 now = self._heard()
                 silent, heard = now == heard, now
