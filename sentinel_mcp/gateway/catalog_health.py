@@ -37,6 +37,8 @@ class UpstreamHealth:
     updates_unsubscribed: int = 0  # its "updated" notices for URIs nobody subscribed to here, since the start
     pushes_unrouted: int = 0  # its log lines, requests and progress attributed to no call, since the start
     notice_pauses: int = 0  # its reading paused past its budget of notices to no client (notice_budget.py)
+    notices_unknown: int = 0  # its notices of a method no client takes, since the start (unfit_notices.py)
+    notices_malformed: int = 0  # its notices whose params are not of their method's shape, since the start
     # "per_principal": principals refused a session of their own past max_principals, since the start
     principals_refused: int = 0
 
@@ -67,6 +69,8 @@ class CatalogHealth:
                 updates_unsubscribed=up.updates_unsubscribed,
                 pushes_unrouted=up.pushes_unrouted,
                 notice_pauses=up.notice_pauses,
+                notices_unknown=up.notices_unknown,
+                notices_malformed=up.notices_malformed,
             )
             for name, up in self._manager.upstreams.items()
         ])]
@@ -88,6 +92,8 @@ class CatalogHealth:
             updates_unsubscribed=health.updates_unsubscribed + c["updates_unsubscribed"],
             pushes_unrouted=health.pushes_unrouted + c["pushes_unrouted"],
             notice_pauses=health.notice_pauses + c["notice_pauses"],
+            notices_unknown=health.notices_unknown + c["notices_unknown"],
+            notices_malformed=health.notices_malformed + c["notices_malformed"],
             principals_refused=up.principals.refused,
         )
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import bisect
 from typing import TYPE_CHECKING, Iterable
 
+from sentinel_mcp.gateway.unfit_notices import LABELS, MALFORMED, UNKNOWN
+
 if TYPE_CHECKING:
     from sentinel_mcp.gateway.audit import AuditEntry
     from sentinel_mcp.gateway.catalog_health import CatalogHealth
@@ -227,4 +229,11 @@ class Metrics:
         ):
             out += [f"# HELP sentinel_upstream_{name} {what}", f"# TYPE sentinel_upstream_{name} {kind}"]
             out += [f"sentinel_upstream_{name}{_labels([('upstream', u.name)])} {value(u)}" for u in ups]
+        out += ["# HELP sentinel_upstream_notices_unfit_total The upstream's notices no client can take, by "
+                "why (a method no era defines; params not of their method's shape).",
+                "# TYPE sentinel_upstream_notices_unfit_total counter"]
+        for u in ups:  # the reasons are Sentinel's two words, never what the upstream sent
+            for reason, n in ((LABELS[UNKNOWN], u.notices_unknown), (LABELS[MALFORMED], u.notices_malformed)):
+                labels = _labels([("upstream", u.name), ("reason", reason)])
+                out.append(f"sentinel_upstream_notices_unfit_total{labels} {n}")
         return out

@@ -13,7 +13,9 @@ A progress notice that is not a waiting call's own (``stray`` says, and counts a
 any shape but the int the call was sent with, a value no number) is taken off here, never handed to the
 session: the SDK would match a string spelling a waiting call's id to that call, and log a refused one with
 its traceback, uncharged. So is every other notice the session could not take (``stray`` says: a method
-no era defines, params not of their method's shape, ``unfit_notices.py``): the session logged each.
+no era defines, params not of their method's shape, ``unfit_notices.py``): the session logged each. And a
+notice the transport could not read as a message (its method no string, its params no object:
+``unreadable_notices.py``), which failed the calls in flight.
 """
 
 from __future__ import annotations
@@ -25,13 +27,16 @@ import anyio
 from mcp.types import JSONRPCError, JSONRPCNotification, JSONRPCResponse
 
 from sentinel_mcp.gateway.notice_budget import NoticeBudget
+from sentinel_mcp.gateway.unreadable_notices import Unreadable, notice_in, read_quietly
+
+read_quietly()
 
 
 class PacedReceive:
     """The session's end of a transport's read stream, paused while the budget is spent."""
 
     def __init__(self, inner: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None,
-                 stray: Callable[[str, Any], bool] | None = None) -> None:
+                 stray: Callable[[Any, Any], bool] | None = None) -> None:
         self.inner = inner
         self.budget = budget
         self.asked = asked
@@ -44,12 +49,18 @@ class PacedReceive:
             item = await self.inner.receive()
             self.budget.heard += 1
             if isinstance(item, Exception):
+                notice = notice_in(item)  # a notice the transport could not read: unfit, not garbage
+                if notice is not None and self.stray is not None and self.stray(notice.get("method"),
+                                                                                notice.get("params")):
+                    continue
                 self.budget.spend()
                 return item
             msg = item.message
             if isinstance(msg, JSONRPCNotification):
                 stray = self.stray
-                if stray is not None and stray(msg.method, msg.params):
+                method, params = ((msg.original.get("method"), msg.original.get("params"))
+                                  if isinstance(msg, Unreadable) else (msg.method, msg.params))
+                if stray is not None and stray(method, params):
                     continue  # counted and charged; it reaches no one
             elif self.asked is not None:
                 if isinstance(msg, (JSONRPCResponse, JSONRPCError)) and not self.asked(msg.id):
@@ -81,7 +92,7 @@ class PacedReceive:
 
 @asynccontextmanager
 async def paced(transport: Any, budget: NoticeBudget, asked: Callable[[Any], bool] | None = None,
-                stray: Callable[[str, Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
+                stray: Callable[[Any, Any], bool] | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """``transport`` (an SDK transport: an async context of its read and write streams), its read stream
     paced by ``budget``; ``asked(id)``: whether a request of that id waits for its answer;
     ``stray(method, params)``: whether a notice reaches no one (a progress no waiting call's own, one the

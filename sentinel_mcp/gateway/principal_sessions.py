@@ -45,7 +45,7 @@ STOP_WAIT_SECONDS = 10.0  # at shutdown, how long the sessions' supervisors get 
 # what health and /metrics count per upstream, summed over its principals' sessions (and those closed: a
 # counter never goes back)
 COUNTERS = ("reconnects", "pushes_refused", "pushes_not_permitted", "updates_unsubscribed", "pushes_unrouted",
-            "notice_pauses")
+            "notice_pauses", "notices_unknown", "notices_malformed")
 GAUGES = ("calls_in_flight", "waiting_for_slot", "waiting_for_turn")
 
 
@@ -121,7 +121,7 @@ class PrincipalSessions:
         own.busy += 1
         try:
             if own.up.client is None:  # opened just now (or reconnecting): every method waits as a call does
-                await own.up.wait_ready(self.connect_timeout)
+                await own.up.wait_ready(self.connect_timeout, listed=False)
             yield own.up
         finally:
             own.busy -= 1

@@ -39,6 +39,10 @@ _current_launched: contextvars.ContextVar[anyio.Event | None] = contextvars.Cont
 _current_taps: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
     "sentinel_taps", default=None
 )
+# the processes spawned from this task, their stdout measured (``stdout_meter.py``)
+_current_meters: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar(
+    "sentinel_meters", default=None
+)
 # the most bytes a line of their stdout may be (``tap_pipes``)
 _current_max_line: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "sentinel_tap_max_line", default=None
@@ -87,6 +91,11 @@ async def _tracked_spawn(
     groups = _current_groups.get()
     if groups is not None:
         groups.append(process.pid)  # its own group (upstream_session.py): led by it
+    meters = _current_meters.get()
+    if meters is not None and getattr(process, "stdout", None) is not None:  # before a tap takes any of it
+        from sentinel_mcp.gateway.stdout_meter import StdoutMeter
+
+        meters.append(StdoutMeter(process.stdout))
     taps = _current_taps.get()
     if taps is not None:
         from sentinel_mcp.gateway.lean_stdio import TappedProcess
@@ -107,6 +116,14 @@ def tap_pipes(max_line: int | None = None) -> list[Any]:
     _current_taps.set(taps)
     _current_max_line.set(max_line)
     return taps
+
+
+def meter_pipes() -> list[Any]:
+    """Measure the stdout of the processes spawned from this task (and the tasks it starts): their
+    ``stdout_meter.StdoutMeter``s, in the list returned."""
+    meters: list[Any] = []
+    _current_meters.set(meters)
+    return meters
 
 
 def track_groups(launched: anyio.Event | None = None, name: str | None = None,

@@ -13,6 +13,8 @@ from mcp_types import methods as sdk_methods
 
 UNKNOWN = "of a method no client takes"
 MALFORMED = "whose params are not of their method's shape"
+# each why's label on /metrics (``notices_unfit_total``): a fixed set, never a name the upstream sent
+LABELS = {UNKNOWN: "unknown_method", MALFORMED: "malformed"}
 SHOWN = 60  # characters of a method's name said in the log (a name may be 100 KB)
 
 

@@ -55,7 +55,8 @@ from sentinel_mcp.gateway.party_turns import PartyTurns
 from sentinel_mcp.gateway.principal_sessions import PrincipalSessions
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, connection_relays
 from sentinel_mcp.gateway.relay_permits import permitted_relays, shared_roots_refused
-from sentinel_mcp.gateway.process_groups import kill_groups, tap_pipes, track_groups
+from sentinel_mcp.gateway.ping_backlog import backlog_read, pinged
+from sentinel_mcp.gateway.process_groups import kill_groups, meter_pipes, tap_pipes, track_groups
 from sentinel_mcp.gateway.push_callers import ConnectionCallers
 from sentinel_mcp.gateway.upstream_client import (
     Mode,
@@ -138,6 +139,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.resources: list[Resource] = []
         self.resource_templates: list[ResourceTemplate] = []
         self.prompts: list[Prompt] = []
+        # connected (its calls can be made) and ready (listed: its tools in the catalog, its hook run) are
+        # apart: a call waiting for a connection does not wait for clients to be told of its tools
+        self.connected = anyio.Event()
         self.ready = anyio.Event()
         # the first connect attempt ended (ready or failed): start-up stops waiting
         self.settled = anyio.Event()
@@ -149,6 +153,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         # that attempt's connect_timeout ends (anyio's clock), set as it starts
         self.first_listed = anyio.Event()
         self.first_deadline: float | None = None
+        self._meters: list[Any] = []  # a stdio upstream's process's stdout, measured (ping_backlog.py)
         self._init_lazy(target)
         if self._described is not None:  # its recorded tools are in the catalog from the start
             self.first_listed.set()
@@ -327,6 +332,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
             self._dead = anyio.Event()
             groups = track_groups(self.launched, self.name, self.principal)
             taps = tap_pipes(answer_limit(self.target)) if stdio_caller(self.target) else None
+            self._meters = meter_pipes() if isinstance(self.target, StdioServer) else []
             session = self._session = HttpSession()
             try:
                 # what it is told Sentinel answers, and nothing else (undeclared_requests.py)
@@ -382,7 +388,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     self.connected_at = time.time()
                     self.last_error = None
                     self.breaker.record_success()
-                    self.ready.set()
+                    self.connected.set()
                     self.settled.set()
                     log.info(
                         "upstream %s ready (%s, %d tools)",
@@ -392,7 +398,9 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
                     )
                     await self._notify_state()
                     await self.hooks.catalog_changed(self)
-                    self.first_listed.set()  # after the rebuild: a call waiting for it finds its tools
+                    # after the rebuild (and its clients told): whoever waits for either finds its tools
+                    self.ready.set()
+                    self.first_listed.set()
                     async with anyio.create_task_group() as tg:
                         self._tg = tg
                         tg.start_soon(self._health_loop, tg.cancel_scope)
@@ -453,16 +461,18 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         keeps order): one busy writing (a flood of its own requests, each handled before the answer is read,
         on a loaded machine) answers late and is alive; cut, every call on its connection failed. But one
         that writes on through ``PING_PATIENCE`` windows read in full, and never answers, is not answering
-        (it was kept for ever, shown ready)."""
+        (it was kept for ever, shown ready). A window in which Sentinel paused its reading counts once what
+        waited ahead of the answer when the ping went has been read (``ping_backlog.py``)."""
         window = max(2.0, self.health_interval)
-        ping = asyncio.ensure_future(client.send_ping())
+        ping = asyncio.ensure_future(pinged(client))
         try:
             heard, busy = self._heard(), 0
+            read = backlog_read(self.target, self._meters[-1] if self._meters else None, self.notice_budget)
             while not (await asyncio.wait((ping,), timeout=window))[0]:
                 now = self._heard()
                 silent, heard = now == heard, now
-                if self._reading_paused():
-                    continue  # our silence, not its: the answer may wait behind what we have not read
+                if self._reading_paused() and (silent or not read()):
+                    continue  # our silence, not its: the answer may wait behind what we had not read
                 if silent:
                     raise TimeoutError
                 busy += 1
@@ -518,6 +528,7 @@ class Upstream(UpstreamCalls, PushRelays, ResourceWatch, UpstreamListing, LazyBu
         self.client = None
         self.direct = None
         self.lean = None
+        self.connected = anyio.Event()
         self.ready = anyio.Event()
         self.connected_at = None
 

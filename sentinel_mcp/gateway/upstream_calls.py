@@ -91,6 +91,7 @@ class UpstreamCalls:
     last_error: str | None
     lean: LeanCaller | StdioCaller | None
     ready: anyio.Event
+    connected: anyio.Event
     _described: Any
     _dead: anyio.Event
     _turns: PartyTurns
@@ -132,9 +133,11 @@ class UpstreamCalls:
                 except RuntimeError:
                     pass  # the call has just ended: nothing is waiting
 
-    async def wait_ready(self, timeout: float) -> bool:
+    async def wait_ready(self, timeout: float, listed: bool = True) -> bool:
+        """Whether it was ready (listed: its tools in the catalog, its hook run) within ``timeout``;
+        ``listed=False``: whether its calls could be made (all a call waits for)."""
         with anyio.move_on_after(timeout):
-            await self.ready.wait()
+            await (self.ready if listed else self.connected).wait()
             return True
         return False
 
@@ -178,7 +181,8 @@ class UpstreamCalls:
                 f"upstream {self.name}: your calls to it did not answer in time {own.failures} times in a "
                 f"row; circuit open for your calls, retry in {own.retry_after():.0f}s"
             )
-        if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout)):
+        if self.client is None and not await self.wait_ready(min(5.0, self.target.connect_timeout),
+                                                                listed=False):
             self.breaker.probe_not_made()
             if own is not None:
                 own.probe_not_made()

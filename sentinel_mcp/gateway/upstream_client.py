@@ -55,7 +55,7 @@ def modes_to_try(protocol: str, known: Mode | None) -> list[Mode]:
 def make_client(
     target: Any, mode: Mode, callbacks: dict[str, Any], session: HttpSession | None = None,
     screen: Screen | None = None, budget: NoticeBudget | None = None,
-    asked: Callable[[Any], bool] | None = None, stray: Callable[[str, Any], bool] | None = None,
+    asked: Callable[[Any], bool] | None = None, stray: Callable[[Any, Any], bool] | None = None,
 ) -> Client:
     """``callbacks``: elicitation, sampling, list_roots, logging and message handlers of the upstream;
     ``session``: where a streamable-HTTP upstream's ``Mcp-Session-Id`` is noted (for the lean calls);

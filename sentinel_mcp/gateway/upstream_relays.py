@@ -46,7 +46,7 @@ from sentinel_mcp.gateway.sampling_fields import narrowed_sampling, token_cap
 from sentinel_mcp.gateway.form_shape import NOT_A_FORM, configured_form_problem
 from sentinel_mcp.gateway.relay_permits import ELICITATION, ROOTS, SAMPLING, refused_kind
 from sentinel_mcp.gateway.undeclared_requests import kind_of, refused_request, undeclared
-from sentinel_mcp.gateway.unfit_notices import head, unfit
+from sentinel_mcp.gateway.unfit_notices import MALFORMED, UNKNOWN, head, unfit
 from sentinel_mcp.gateway.upstream_client import UpstreamUnavailable, describe_error
 
 if TYPE_CHECKING:
@@ -94,6 +94,16 @@ class PushRelays:
     # requests of a kind the connection was not told Sentinel answers, or of no known method, since the start
     pushes_undeclared = 0
     requests_heard = 0  # every request it pushed, since the start: a sign of life (``Upstream._pinged``)
+
+    @property
+    def notices_unknown(self) -> int:
+        """Notices of a method no client takes, since the start (``unfit_notices.UNKNOWN``)."""
+        return self.notices_unfit.get(UNKNOWN, 0)
+
+    @property
+    def notices_malformed(self) -> int:
+        """Notices whose params are not of their method's shape, since the start (``MALFORMED``)."""
+        return self.notices_unfit.get(MALFORMED, 0)
 
     @property
     def notice_pauses(self) -> int:
@@ -351,7 +361,7 @@ class PushRelays:
         self.stray_progress(token)
         return True
 
-    def notice_stray(self, method: str, params: Any) -> bool:
+    def notice_stray(self, method: Any, params: Any) -> bool:
         """Whether a notice the SDK's session is about to be handed reaches no one (``paced_reading.py``): a
         progress no waiting call's own, or one the session cannot take (``unfit_notices.py``), which it would
         log, each, uncharged. Such a notice is counted and charged here."""

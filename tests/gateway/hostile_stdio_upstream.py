@@ -32,7 +32,7 @@ def _not_reached() -> str:
 
 
 for _name in ("push_flood", "progress_flood", "notices_forever", "odd_tokens", "odd_notices_call",
-              "busy_writer", "huge_answer"):
+              "odd_methods_call", "busy_writer", "huge_answer"):
     mcp.tool(name=_name, annotations=RO)(_not_reached)
 
 
@@ -165,8 +165,9 @@ async def attack(wire: Wire, name: str, rid: Any, token: Any = None) -> None:
         for notice in odd_progress(rid):
             await wire.line(notice)
         await wire.line(answer())
-    elif name == "odd_notices_call":  # notices that reach no one (odd_notices.py), then the answer
-        for notice in odd_notices():
+    elif name in ("odd_notices_call", "odd_methods_call"):  # notices that reach no one (odd_notices.py), then
+        # the answer ("odd_methods_call": those no SDK transport reads as a message too)
+        for notice in odd_notices(sdk=name == "odd_notices_call"):
             await wire.line(notice)
         await wire.line(answer())
     elif name == "updated_flood":  # FLOOD "updated" of one resource at once, then the answer
@@ -216,9 +217,9 @@ SURROGATES = {"surrogate_text": ("a\ud800b", "text"), "surrogate_value": ("\udff
               "surrogate_value_bytes": ("x\udbff", "value")}
 ATTACKS = set(SURROGATES) | {
     "bad_utf8", "bad_json", "wrong_id", "string_id", "batch", "not_a_result", "rpc_error", "error_not_object",
-           "progress_then_answer", "odd_tokens", "odd_notices_call", "notices_forever", "push_elicit",
-           "push_flood", "log_flood", "progress_flood", "updated_flood", "stray_updates", "near_updates",
-           "die", "endless_line", "huge_answer", "busy_writer"}
+           "progress_then_answer", "odd_tokens", "odd_notices_call", "odd_methods_call", "notices_forever",
+           "push_elicit", "push_flood", "log_flood", "progress_flood", "updated_flood", "stray_updates",
+           "near_updates", "die", "endless_line", "huge_answer", "busy_writer"}
 HUGE = 3 * 1024 * 1024
 FLOOD = 2000
 BUSY, BUSY_GAP = 100, 0.15  # busy_writer: 15 s of pushes, never more than 0.15 s apart

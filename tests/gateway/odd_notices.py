@@ -1,8 +1,8 @@
 """Notices an upstream sends that reach no one, sent by the hostile upstreams (``hostile_stdio_upstream.py``,
 ``hostile_http_upstream.py``, ``sse_storm_upstream.py``: attack ``odd_notices``) during a call, before its
 answer: known methods with params of the wrong shape (``MALFORMED``), methods no era defines (``UNKNOWN``:
-near spellings, a huge name), and messages whose method is no string (``NO_METHOD``: a transport refuses
-them before a session sees them)."""
+near spellings, a huge name), and messages whose method is no string (``NO_METHOD``) or whose params are no
+object (``NOT_OBJECT``): an SDK transport cannot read them as a message (``unreadable_notices.py``)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ MALFORMED = [
 ]
 UNKNOWN = ["hostile/unknown", "notifications/made_up", "Notifications/message", "notifications/message ",
            "", "n" * 100_000]
-# the SDK's transports refuse these (charged: paced_reading.py) with a traceback each and fail the calls
-# waiting on the connection, as any line that is no message; the lean HTTP path takes them as notices
+# no SDK transport reads these as a message (it logged a traceback each and the call waiting failed, as for
+# any line that is no message); the lean HTTP path takes them as notices; each is now an unfit notice
 NO_METHOD = [5, None, ["notifications/message"]]
+# likewise a known method whose params are no object: a notice, unfit (its params not of its method's shape)
+NOT_OBJECT = [("notifications/message", 5), ("notifications/message", "data"),
+              ("notifications/progress", [1]), ("notifications/tools/list_changed", True)]
 
 
 def odd_notices(sdk: bool = True) -> list[dict[str, Any]]:
@@ -37,6 +40,8 @@ def odd_notices(sdk: bool = True) -> list[dict[str, Any]]:
     if not sdk:
         for method in NO_METHOD:
             out += [{"jsonrpc": "2.0", "method": method, "params": {}}] * EACH
+        for method, params in NOT_OBJECT:
+            out += [{"jsonrpc": "2.0", "method": method, "params": params}] * EACH
     return out
 
 

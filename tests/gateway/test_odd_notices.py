@@ -108,14 +108,27 @@ async def test_odd_notices_over_sse_are_charged_and_said_at_a_cadence(
     _check(got, sent(), caught)
 
 
+@PATHS
 @ERAS
-async def test_notices_whose_method_is_no_string_are_charged_on_the_lean_http_path(
-        hostile: str, era: str, caught: pytest.LogCaptureFixture) -> None:
-    """Read as notices there (the SDK's transports refuse them as lines that are no message:
-    odd_notices.py)."""
+async def test_notices_no_transport_reads_as_a_message_are_unfit_over_streamable_http(
+        hostile: str, lean: bool, era: str, caught: pytest.LogCaptureFixture) -> None:
+    """A method no string, params no object: the lean path reads them as notices; the SDK's transport read
+    none as a message (a traceback each, and the call in flight failed: "Failed to parse SSE message")."""
     body = await _logged_from_now(caught, _odd_call(sent(sdk=False), "odd_methods_call"))
-    got = await test_lean_upstream._with_upstream(hostile, body, protocol=era, lean=True)
+    got = await test_lean_upstream._with_upstream(hostile, body, protocol=era, lean=lean)
     _check(got, sent(sdk=False), caught)
+
+
+@PATHS
+@ERAS
+def test_notices_no_transport_reads_as_a_message_are_unfit_over_stdio(
+        lean: bool, era: str, caught: pytest.LogCaptureFixture) -> None:
+    """Down both paths the SDK's stdio transport parses the line (the lean tap hands it on): it logged a
+    traceback each and the call in flight failed ("invalid message")."""
+    async def main() -> Any:
+        body = await _logged_from_now(caught, _odd_call(sent(sdk=False), "odd_methods_call"))
+        return await test_lean_stdio._with_upstream(STDIO, body, protocol=era, lean=lean)
+    _check(anyio.run(main), sent(sdk=False), caught)
 
 
 def test_whatever_the_reader_raises_the_notice_is_unfit_never_the_readers_error(

@@ -2,7 +2,7 @@
 silent to the health check by Sentinel's choice, not its own: the ping's answer waits in the pipe behind the
 paused notices. Its connection must not be cut for that silence (every call on it would fail, and the storm
 would start again on the new connection). A real stdio upstream storming (``notice_storm_upstream.py``), a
-pause far longer than the health window, the lean path that pauses."""
+pause far longer than the health window, down the lean path and the SDK's."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ pytestmark = pytest.mark.timeout(180)
 HEALTH = 2.0  # seconds: the ping's window is at least 2 s
 
 
-def test_a_pause_of_sentinels_own_is_no_silence_of_the_upstream(tmp_path: Path,
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
+def test_a_pause_of_sentinels_own_is_no_silence_of_the_upstream(tmp_path: Path, lean: bool,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(notice_budget, "PER_SECOND", 20.0)  # ~300 notices in buffers: pauses of ~15 s
     monkeypatch.setattr(notice_budget, "BURST", 10)
@@ -42,4 +43,4 @@ def test_a_pause_of_sentinels_own_is_no_silence_of_the_upstream(tmp_path: Path,
         assert up.reconnects == 0, up.last_error
         assert not (await up.call_tool("ping", {})).is_error
 
-    anyio.run(lambda: _with_upstream(cmd, body, protocol="legacy", health_interval=HEALTH))
+    anyio.run(lambda: _with_upstream(cmd, body, protocol="legacy", lean=lean, health_interval=HEALTH))
