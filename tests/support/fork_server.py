@@ -135,9 +135,9 @@ def _keep(conn: socket.socket, req: dict, fds: list[int], listener: socket.socke
     for fd in fds:
         os.close(fd)
     try:
-        conn.sendall(b"ok %d\n" % pid)
         child = os.pidfd_open(pid)
-    except OSError:
+        conn.sendall(b"ok %d\n" % pid)
+    except OSError:  # no "ok" read: the launcher starts the script itself
         os.kill(pid, signal.SIGKILL)
         os._exit(1)
     poll = select.poll()

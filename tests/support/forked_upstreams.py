@@ -14,11 +14,14 @@ test of this worker, once its server runs, by ``tests/conftest.py``).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from tests.support import fork_server
 
@@ -37,7 +40,14 @@ def _started() -> str:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         _server = subprocess.Popen([sys.executable, SERVER, _socket], stdin=subprocess.PIPE, env=env,
                                    stdout=subprocess.DEVNULL, cwd="/")
+        atexit.register(_stop, _server, os.path.dirname(_socket))
     return _socket
+
+
+def _stop(server: subprocess.Popen, where: str) -> None:
+    server.stdin.close()  # type: ignore[union-attr]  # its cue to exit; the keepers die with it
+    server.wait()
+    shutil.rmtree(where, ignore_errors=True)
 
 
 def forked(command: list[str]) -> list[str]:
@@ -46,6 +56,12 @@ def forked(command: list[str]) -> list[str]:
     if os.environ.get("SENTINEL_TEST_FORK") == "0" or not command or command[0] != sys.executable:
         return list(command)
     return [sys.executable, "-I", "-S", LAUNCHER, _started(), *command[1:]]
+
+
+def forked_spec(*args: str) -> dict[str, Any]:
+    """A config's ``command`` and ``args`` for ``python ARGS...`` through the fork server."""
+    command = forked([sys.executable, *args])
+    return {"command": command[0], "args": command[1:]}
 
 
 def server_pid() -> int | None:
