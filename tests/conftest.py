@@ -193,6 +193,12 @@ def _a_process_clock_of_its_own() -> Any:
     process_clock.CLOCK = process_clock.ProcessClock()
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests.support.forked_upstreams import stop
+
+    stop()  # this worker's fork server, if it started one, and its socket's directory
+
+
 @pytest.fixture(autouse=True)
 def _no_forked_upstream_outlives_its_test() -> Any:
     """A test upstream started through the fork server (``support/forked_upstreams.py``) whose launcher is

@@ -40,14 +40,19 @@ def _started() -> str:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         _server = subprocess.Popen([sys.executable, SERVER, _socket], stdin=subprocess.PIPE, env=env,
                                    stdout=subprocess.DEVNULL, cwd="/")
-        atexit.register(_stop, _server, os.path.dirname(_socket))
+        atexit.register(stop)  # an xdist worker may end without it: the conftest's unconfigure calls it too
     return _socket
 
 
-def _stop(server: subprocess.Popen, where: str) -> None:
-    server.stdin.close()  # type: ignore[union-attr]  # its cue to exit; the keepers die with it
-    server.wait()
-    shutil.rmtree(where, ignore_errors=True)
+def stop() -> None:
+    """End this process's server (its stdin closed: its cue; the keepers die with it) and remove its
+    socket's directory."""
+    global _server, _socket
+    if _server is not None and _socket is not None:
+        _server.stdin.close()  # type: ignore[union-attr]
+        _server.wait()
+        shutil.rmtree(os.path.dirname(_socket), ignore_errors=True)
+    _server = _socket = None
 
 
 def forked(command: list[str]) -> list[str]:
