@@ -25,10 +25,11 @@ if how == "show":
     print("to stderr", file=sys.stderr, flush=True)
     print(json.dumps({"stdin": sys.stdin.read(), "warm": "mcp" in sys.modules}), flush=True)
     sys.exit(int(os.environ.get("CODE", "0")))
+if how == "term":  # before its pid is shown: the test signals it once it reads the pid
+    # os.write: the signal may come while print() of the pid is still returning (a reentrant print fails)
+    signal.signal(signal.SIGTERM, lambda *_: (os.write(1, b"term\n"), os._exit(7)))
 print(os.getpid(), flush=True)
-if how == "term":
-    signal.signal(signal.SIGTERM, lambda *_: (print("term", flush=True), os._exit(7)))
-elif how == "die":
+if how == "die":
     os.kill(os.getpid(), signal.SIGUSR1)
 elif how == "close":
     os.close(1)

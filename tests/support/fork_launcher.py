@@ -69,22 +69,36 @@ def _asked(sock_path: str, target: list[str]) -> tuple[socket.socket, int] | Non
     return conn, int(reply.split()[1])
 
 
-def _relay(pid: int, signum: int) -> None:
+_child: list[int] = []  # the child's pid, once the server started it
+_pending: list[int] = []  # signals that came before: relayed once it is known
+
+
+def _relay(signum: int, _frame: object = None) -> None:
+    if not _child:
+        _pending.append(signum)
+        return
     try:
-        os.kill(pid, signum)
+        os.kill(_child[0], signum)
     except ProcessLookupError:
         pass
 
 
 def main(argv: list[str]) -> None:
     sock_path, target = argv[1], argv[2:]
+    for signum in RELAYED:  # from the start: a signal sent as soon as the child speaks must reach it
+        signal.signal(signum, _relay)
     asked = _asked(sock_path, target)
     if asked is None:
+        for signum in RELAYED:
+            signal.signal(signum, signal.SIG_DFL)
+        for signum in _pending:  # it was meant for the script, which is not started yet: as it would have
+            os.kill(os.getpid(), signum)
         _direct(target)
         return
     conn, pid = asked
-    for signum in RELAYED:
-        signal.signal(signum, lambda n, _f: _relay(pid, n))
+    _child.append(pid)
+    for signum in _pending:
+        _relay(signum)
     # the child's stdin and stdout are its alone: their EOF is the child's, not this process's
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
