@@ -191,3 +191,25 @@ def _a_process_clock_of_its_own() -> Any:
     process_clock.CLOCK = process_clock.ProcessClock()
     yield
     process_clock.CLOCK = process_clock.ProcessClock()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests.support.forked_upstreams import stop
+
+    stop()  # this worker's fork server, if it started one, and its socket's directory
+
+
+@pytest.fixture(autouse=True)
+def _no_forked_upstream_outlives_its_test() -> Any:
+    """A test upstream started through the fork server (``support/forked_upstreams.py``) whose launcher is
+    gone must be gone too, as a directly started one dies with it (bounded looks: its keeper kills it)."""
+    yield
+    from tests.support.forked_upstreams import orphans, server_pid
+
+    if server_pid() is None:
+        return
+    for _ in range(3000):
+        if not orphans():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"forked upstreams outlived their launcher: keepers {orphans()}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 import httpx2
+from tests.support.forked_upstreams import forked_spec
 from tests.identity.identity_rig import (  # noqa: F401 (re-exported)
     ALICE, BOB, CAROL, console_secret, env_for, http_sentinel, text, write_config,
 )
@@ -36,7 +37,7 @@ def console_config(tmp: Path, **console: Any) -> Path:
     whose destructive ``delete_thing`` the default policy confirms (its argument lands in the question)."""
     cfg = write_config(tmp, console={"hold_seconds": 30, **console})
     body = json.loads(cfg.read_text())
-    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [str(TOOLBOX)]}
+    body["mcpServers"]["tb"] = forked_spec(str(TOOLBOX))
     body["sentinel"]["http"] = {
         **body["sentinel"].get("http", {}), "token": OWNER_TOKEN,
         "console_secret": console_secret(OWNER_TOKEN),

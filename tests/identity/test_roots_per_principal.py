@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from mcp.types import ListRootsResult, Root
 from sentinel_mcp.config import RemoteServer, StdioServer
 from sentinel_mcp.gateway.relay_permits import ALL, ROOTS, connection_relays
 from sentinel_mcp.gateway.upstream_manager import UpstreamManager
+from tests.support.forked_upstreams import forked_spec
 from tests.gateway.helpers import served_http
 
 from .identity_rig import ALICE, BOB, http_sentinel, text
@@ -67,11 +67,10 @@ async def test_a_shared_upstream_never_holds_one_principals_roots_for_another(tm
         with served_http(RELAY) as url:
             await _shared_attack(tmp_path, {"url": url}, mode)
         return
-    server: dict[str, Any] = {"command": sys.executable, "args": [RELAY]}
+    modern_only = ["--modern-only"] if transport == "stdio-2026" else []
+    server: dict[str, Any] = forked_spec(RELAY, *modern_only)  # support/forked_upstreams.py
     if transport == "stdio-explicit":
         server["relays"] = ["elicitation", "sampling", "roots"]
-    if transport == "stdio-2026":
-        server["args"] = [RELAY, "--modern-only"]
     await _shared_attack(tmp_path, server, mode, modern=transport == "stdio-2026")
 
 
@@ -92,7 +91,7 @@ async def _shared_attack(tmp: Path, server: dict[str, Any], mode: str, modern: b
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_each_principals_own_session_gets_its_own_roots(tmp_path, mode):
     """The way to relay roots with several principals: ``isolation: "per_principal"``."""
-    server = {"command": sys.executable, "args": [RELAY], "isolation": "per_principal"}
+    server = {**forked_spec(RELAY), "isolation": "per_principal"}
     with http_sentinel(_config(tmp_path, {"rl": server})) as (base, _proc):
         async with _client(base, ALICE, "alice", "legacy") as alice, _client(base, BOB, "bob", mode) as bob:
             assert await _said(alice, "rl__declared") == "roots"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -16,6 +15,7 @@ import pytest
 import pytest_asyncio
 from mcp import Client
 from mcp.types import ElicitResult
+from tests.support.forked_upstreams import forked_spec
 from tests.support.held_context import held
 
 from sentinel_mcp.config import parse_config
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def airline_config(data_dir: Path, **policy: Any) -> Any:
     return parse_config({
-        "mcpServers": {"airline": {"command": sys.executable, "args": ["-m", "examples.airline"],
+        "mcpServers": {"airline": {**forked_spec("-m", "examples.airline"),  # support/forked_upstreams.py
                                    "cwd": str(ROOT), "protocol": "auto"}},
         "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
                      "builtins": ["sentinel"], "data_dir": str(data_dir),

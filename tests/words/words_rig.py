@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 from tests.support.carried_session import Carried
+from tests.support.forked_upstreams import forked_spec
 from mcp import Client
 from mcp.types import ElicitResult
 
@@ -25,7 +25,7 @@ def airline_config(data_dir: Path, user: str | None, *, permissive: bool = True)
     args = ["-m", "examples.airline"] + (["--permissive"] if permissive else [])
     seeds = {"current_user": user} if user else {}
     return parse_config({
-        "mcpServers": {"airline": {"command": sys.executable, "args": args, "cwd": str(PROJECT_ROOT)}},
+        "mcpServers": {"airline": {**forked_spec(*args), "cwd": str(PROJECT_ROOT)}},  # forked_upstreams.py
         "sentinel": {"rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "airline.pl")],
                      "builtins": ["sentinel"], "data_dir": str(data_dir), "seeds": seeds},
     }, base_dir=str(data_dir))
