@@ -57,15 +57,15 @@ compile_rulebase(RB) :-
     catch(maplist(compiled_clauses(RB), PIs, Css), E, true),
     (   var(E)
     ->  forall(( member(N/A, PIs), atom_concat('$r:', N, CN), A1 is A + 1 ), dynamic(RB:CN/A1)),
-        forall(( member(Cs, Css), member(C, Cs) ), assertz(RB:C)),
+        forall(( member(Cs, Css), member(T-C, Cs) ), assert_compiled(RB, T, C)),
         forall(( member(N/A, PIs), atom_concat('$r:', N, CN) ), assertz(RB:'$compiled'(N, A, CN)))
     ;   print_message(warning, format('rules of ~w left to the interpreter: ~q', [RB, E])) % E: why
     ).
 
 compiled_clauses(RB, N/A, Cs) :-
     atom_concat('$r:', N, CN),
-    findall(C, ( rule_clause(RB, N, A, T),
-                     ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
+    findall(T-C, ( rule_clause(RB, N, A, T), inline_lookups_for(T),
+                       ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
 
 clause_head((H :- _), H) :- !.
 clause_head(H, H).
@@ -180,16 +180,69 @@ fetched_code(RB, N, A, G, Code) :-
     conjunction(Checks, Code).
 
 binding_check(N, A, G, H-T-Args,
-              \+ ( H = G, ground(Args),
-                   \+ sentinel_core:valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args)), _),
-                   sentinel_core:record_need(fetch(T, Args, G)) )).
+              \+ ( H = G, ground(Args), \+ Marked, sentinel_core:record_need(fetch(T, Args, G)) )) :-
+    marker_code(N, A, T, Args, Marked).
 
 conjunction([], true).
 conjunction([C], C) :- !.
 conjunction([C|Cs], (C, Rest)) :- conjunction(Cs, Rest).
 
 fact_code(N, A, G, P, Code) :-
-    ( A > 0 -> Code = sentinel_core:valid_fact_of(N, G, P) ; Code = sentinel_core:valid_fact(G, P) ).
+    (   A =:= 0 -> Code = sentinel_core:valid_fact(G, P)
+    ;   nb_current(sn_inline_lookups, true) -> lookup_code(N, G, P, Code)
+    ;   Code = sentinel_core:valid_fact_of(N, G, P)
+    ).
+
+%  lookup_code(+N, +G, ?P, -Code): sentinel_core:valid_fact_of(N, G, P) written out in the clause (its key, G's
+%  first argument, taken here): the same look-ups in the same order, one call fewer each (~40 an allowed
+%  airline cancel), where the clause is compiled under the optimise flag (assert_compiled/3): without it
+%  ==/2 and >/2 are calls too, and the look-up cost one more than the call of valid_fact_of/3.
+lookup_code(N, G, P, ( system:nb_getval(sn_query, q(_, S, Now, _, U)),
+                       (   U == off
+                       ->  S:'$fact'(N, K, G, Exp, P), Exp > Now
+                       ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+                       ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, sentinel_core:negated
+                       ) )) :-
+    arg(1, G, K).
+
+marker_code(N, A, T, Args, Code) :-
+    M = '$fetched'(N, A, T, json(Args)),
+    (   nb_current(sn_inline_lookups, true) -> lookup_code('$fetched', M, _, Code)
+    ;   Code = sentinel_core:valid_fact_of('$fetched', M, _)
+    ).
+
+%  inline_lookups_for(+Source): the code compiled next from Source (a rule clause, a guard, a base wrapper)
+%  writes its look-ups out when Source may be compiled under the optimise flag (assert_compiled/3). Undone on
+%  backtracking; unset (look-ups called) in any other compilation.
+inline_lookups_for(Source) :-
+    ( optimisable(Source) -> b_setval(sn_inline_lookups, true) ; b_setval(sn_inline_lookups, false) ).
+
+%  assert_compiled(+RB, +Source, +Clause): Clause, compiled from Source, added to RB. SWI-Prolog compiles
+%  arithmetic in line (no call, no inference) only under the optimise flag (local to this thread), which
+%  would also compile the rulebase's own arithmetic so, and its errors would then name another context than
+%  the interpreter's: a clause is compiled under it only when Source holds no term so named (read
+%  conservatively, goal or not).
+assert_compiled(RB, Source, Clause) :-
+    (   optimisable(Source)
+    ->  current_prolog_flag(optimise, O),
+        setup_call_cleanup(set_prolog_flag(optimise, true), assertz(RB:Clause), set_prolog_flag(optimise, O))
+    ;   assertz(RB:Clause)
+    ).
+
+optimisable(Source) :-
+    \+ ( sub_term(S, Source), compound(S), compound_name_arity(S, N, A), inline_arithmetic(N, A) ).
+
+inline_arithmetic(is, 2).
+inline_arithmetic(<, 2).
+inline_arithmetic(>, 2).
+inline_arithmetic(=<, 2).
+inline_arithmetic(>=, 2).
+inline_arithmetic(=:=, 2).
+inline_arithmetic(=\=, 2).
+inline_arithmetic(succ, 2).
+inline_arithmetic(plus, 3).
+inline_arithmetic(assertion, 1).  % (library(debug) drops these under optimise, at load time only)
+inline_arithmetic(debug, 3).
 
 %  The twin of a rule being compiled now or already (all rules of the rulebase are compiled together).
 compiled_twin(RB, G, T, Call) :-
@@ -223,8 +276,8 @@ index_bindings(RB) :-
 %  goal's bindings and askables are (a base goal called natively, inside findall/forall/aggregate_all: 45 of
 %  the 683 inferences of an allowed airline cancel).
 settle_base_wrappers(RB) :-
-    forall(( catch(RB:'$wrapped'(N/A), _, fail), functor(H, N, A), base_code(RB, H, _, Code) ),
-           ( retract(RB:(H :- sentinel_core:base_native(N, A, H))) -> assertz(RB:(H :- Code)) ; true )).
+    forall(( catch(RB:'$wrapped'(N/A), _, fail), functor(H, N, A), inline_lookups_for(H), base_code(RB, H, _, Code) ),
+           ( retract(RB:(H :- sentinel_core:base_native(N, A, H))) -> assert_compiled(RB, H, (H :- Code)) ; true )).
 
 %  askables_of(+RB, +G, -H, -Q, -Ty, -O): the askables whose head has G's name and arity.
 askables_of(RB, G, H, Q, Ty, O) :-
