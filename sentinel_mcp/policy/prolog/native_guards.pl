@@ -37,7 +37,10 @@ native_guard_clauses([], _, _, []).
 native_guard_clauses([guard(T, P, G)|Gs], RB, I,
                      [G-('$guard_native'(I, CallArgs, Tree) :- sentinel_core:match_args(P, CallArgs), Code),
                       '$guard_of'(T, I)-'$guard_of'(T, I)|Cs]) :-
-    (   inline_lookups_for(G), body_code(guard, G, RB, Tree, Code) -> true ; throw(cannot_compile(guard(T, P, G))) ),
+    (   inline_lookups_for(G), hoisted_lookups(body_code(guard, G, RB, Tree, Code0), Code0, Code)
+    ->  true
+    ;   throw(cannot_compile(guard(T, P, G)))
+    ),
     I1 is I + 1, native_guard_clauses(Gs, RB, I1, Cs).
 
 %  native_requirement(+Goal, +RB, ?Tree, -Code): a requirement in a guard's native proof: its goal proved
