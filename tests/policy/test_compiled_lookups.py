@@ -171,11 +171,12 @@ async def test_a_session_never_reads_another_sessions_facts(guard: PolicyGuard) 
     await guard.engine.assert_facts(owner, [(fact_text("p", ["a"]), FAR, "observed"),
                                             (fact_text("q", ["a", 3]), FAR, "observed")])
     other = await guard.knowledge.ensure("other", rb)
-    # the other session's own tables made in another order, one name spelled as a table of the owner's
+    # the other session's own tables made in another order; names spelled as a table, '$fact'/5, a built-in
     forged = fact_text("$fact", ["p", "a", "p(a)", FAR, "user"])
     await guard.engine.assert_facts(other, [(fact_text("q", ["z", 1]), FAR, "observed"),
                                             (fact_text("$fact 0", ["a"]), FAR, "observed"),
-                                            (forged, FAR, "user")])
+                                            (forged, FAR, "user"),
+                                            (fact_text("nb_getval", ["sn_query", "q"]), FAR, "user")])
     for tool in ("t__one", "t__three", "t__plain", "t__inline", "t__one_n"):
         fast, ref = await both(guard, call(tool, {"x": "a"}, "other"))
         assert fast == ref and fast["status"] != "proved", (tool, fast)
