@@ -28,16 +28,19 @@ compile_guards(RB) :-
     findall(guard(T, P, G), decl(RB, guard(T, P, G)), Gs),  % as read, never by calling the module
     catch(native_guard_clauses(Gs, RB, 1, Cs), E, true),
     (   var(E)
-    ->  forall(member(C, Cs), assertz(RB:C)), assertz(RB:'$native_guards'(true))
+    ->  forall(member(Src-C, Cs), assert_compiled(RB, Src, C)), assertz(RB:'$native_guards'(true))
     ;   assertz(RB:'$native_guards'(false)),
         print_message(warning, format('guards of ~w left to the interpreter: ~q', [RB, E]))
     ).
 
 native_guard_clauses([], _, _, []).
 native_guard_clauses([guard(T, P, G)|Gs], RB, I,
-                     [('$guard_native'(I, CallArgs, Tree) :- sentinel_core:match_args(P, CallArgs), Code),
-                      '$guard_of'(T, I)|Cs]) :-
-    (   body_code(guard, G, RB, Tree, Code) -> true ; throw(cannot_compile(guard(T, P, G))) ),
+                     [G-('$guard_native'(I, CallArgs, Tree) :- sentinel_core:match_args(P, CallArgs), Code),
+                      '$guard_of'(T, I)-'$guard_of'(T, I)|Cs]) :-
+    (   inline_lookups_for(G), hoisted_lookups(body_code(guard, G, RB, Tree, Code0), Code0, Code)
+    ->  true
+    ;   throw(cannot_compile(guard(T, P, G)))
+    ),
     I1 is I + 1, native_guard_clauses(Gs, RB, I1, Cs).
 
 %  native_requirement(+Goal, +RB, ?Tree, -Code): a requirement in a guard's native proof: its goal proved

@@ -57,15 +57,15 @@ compile_rulebase(RB) :-
     catch(maplist(compiled_clauses(RB), PIs, Css), E, true),
     (   var(E)
     ->  forall(( member(N/A, PIs), atom_concat('$r:', N, CN), A1 is A + 1 ), dynamic(RB:CN/A1)),
-        forall(( member(Cs, Css), member(C, Cs) ), assertz(RB:C)),
+        forall(( member(Cs, Css), member(T-C, Cs) ), assert_compiled(RB, T, C)),
         forall(( member(N/A, PIs), atom_concat('$r:', N, CN) ), assertz(RB:'$compiled'(N, A, CN)))
     ;   print_message(warning, format('rules of ~w left to the interpreter: ~q', [RB, E])) % E: why
     ).
 
 compiled_clauses(RB, N/A, Cs) :-
     atom_concat('$r:', N, CN),
-    findall(C, ( rule_clause(RB, N, A, T),
-                     ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
+    findall(T-C, ( rule_clause(RB, N, A, T), inline_lookups_for(T),
+                       ( compile_clause(RB, CN, T, C) -> true ; throw(cannot_compile(T)) ) ), Cs).
 
 clause_head((H :- _), H) :- !.
 clause_head(H, H).
@@ -83,7 +83,7 @@ compilable_rule(RB, N/A) :-
 compile_clause(RB, CN, Clause, (CH :- Code)) :-
     ( Clause = (H :- B) -> true ; H = Clause, B = true ),
     H =.. [_|As], append(As, [rule(H, TB)], CAs), CH =.. [CN|CAs],
-    body_code(B, RB, TB, Code).
+    hoisted_lookups(body_code(B, RB, TB, Code0), Code0, Code).
 
 %  body_code(+Goal, +RB, ?Tree, -Code): Code proves Goal as prove(Goal, Tree) would. Tree is only ever bound
 %  by Code at run time (a branch binding it here would constrain the other branches).
@@ -176,20 +176,100 @@ settled_askable(RB, N, A, G, P, sentinel_core:askable_settled(RB, N, G, G0, Ins,
 %  and whose fetch marker is not valid records the fetch and fails the check.
 fetched_code(RB, N, A, G, Code) :-
     findall(H-T-Args, RB:'$binding'(N, A, H, T, Args), Bs),
-    maplist(binding_check(N, A, G), Bs, Checks),
+    maplist(binding_check(N, A, G), Bs, Checks0),
+    exclude(==(true), Checks0, Checks),
     conjunction(Checks, Code).
 
-binding_check(N, A, G, H-T-Args,
-              \+ ( H = G, ground(Args),
-                   \+ sentinel_core:valid_fact_of('$fetched', '$fetched'(N, A, T, json(Args)), _),
-                   sentinel_core:record_need(fetch(T, Args, G)) )).
+%  (The head H is matched with G here when that can bind only H's variables - H as general as G, as a binding's
+%  head of distinct variables is - which it would at run time whatever G's values: one call of =/2 fewer a
+%  check, ~17 an allowed airline cancel. A head G can never match needs no check: none of G's instances does.)
+binding_check(N, A, G, H-T-Args, Check) :-
+    (   \+ H = G
+    ->  Check = true
+    ;   subsumes_term(H, G)
+    ->  H = G, marker_code(N, A, T, Args, Marked),
+        Check = ( \+ ( ground(Args), \+ Marked, sentinel_core:record_need(fetch(T, Args, G)) ) )
+    ;   marker_code(N, A, T, Args, Marked),
+        Check = ( \+ ( H = G, ground(Args), \+ Marked, sentinel_core:record_need(fetch(T, Args, G)) ) )
+    ).
 
 conjunction([], true).
 conjunction([C], C) :- !.
 conjunction([C|Cs], (C, Rest)) :- conjunction(Cs, Rest).
 
 fact_code(N, A, G, P, Code) :-
-    ( A > 0 -> Code = sentinel_core:valid_fact_of(N, G, P) ; Code = sentinel_core:valid_fact(G, P) ).
+    (   A =:= 0 -> Code = sentinel_core:valid_fact(G, P)
+    ;   nb_current(sn_inline_lookups, true) -> lookup_code(N, G, P, Code)
+    ;   Code = sentinel_core:valid_fact_of(N, G, P)
+    ).
+
+%  lookup_code(+N, +G, ?P, -Code): sentinel_core:valid_fact_of(N, G, P) written out in the clause (its key, G's
+%  first argument, taken here): the same look-ups in the same order, one call fewer each (~40 an allowed
+%  airline cancel), where the clause is compiled under the optimise flag (assert_compiled/3): without it
+%  ==/2 and >/2 are calls too, and the look-up cost one more than the call of valid_fact_of/3.
+lookup_code(N, G, P, Code) :-
+    arg(1, G, K),
+    Look = (   U == off
+           ->  S:'$fact'(N, K, G, Exp, P), Exp > Now
+           ;   S:'$fact'(N, K, G, Exp, P), Exp > Now
+           ;   S:'$fact'('$unsure', G, '$unsure'(G), Exp, P), Exp > Now, sentinel_core:negated
+           ),
+    (   nb_current(sn_lookup_state, s(S, Now, U, Used))
+    ->  Used = true, Code = Look
+    ;   Code = ( system:nb_getval(sn_query, q(_, S, Now, _, U)), Look )
+    ).
+
+%  hoisted_lookups(:Compile, ?Code0, -Code): Code0 made by Compile, its look-ups written out (lookup_code/4)
+%  reading the query's session, time and polarity mode once, at the start of the clause, not once each (~20
+%  nb_getval/2 calls an allowed airline cancel): they are one query's constants, set by begin_query/4 alone
+%  (and to the same values by reset_query/0).
+hoisted_lookups(Compile, Code0, Code) :-
+    (   nb_current(sn_inline_lookups, true)
+    ->  b_setval(sn_lookup_state, s(S, Now, U, Used)),
+        call(Compile),
+        b_setval(sn_lookup_state, none),
+        ( Used == true -> Code = ( system:nb_getval(sn_query, q(_, S, Now, _, U)), Code0 ) ; Code = Code0 )
+    ;   call(Compile), Code = Code0
+    ).
+
+marker_code(N, A, T, Args, Code) :-
+    M = '$fetched'(N, A, T, json(Args)),
+    (   nb_current(sn_inline_lookups, true) -> lookup_code('$fetched', M, _, Code)
+    ;   Code = sentinel_core:valid_fact_of('$fetched', M, _)
+    ).
+
+%  inline_lookups_for(+Source): the code compiled next from Source (a rule clause, a guard, a base wrapper)
+%  writes its look-ups out when Source may be compiled under the optimise flag (assert_compiled/3). Undone on
+%  backtracking; unset (look-ups called) in any other compilation.
+inline_lookups_for(Source) :-
+    ( optimisable(Source) -> b_setval(sn_inline_lookups, true) ; b_setval(sn_inline_lookups, false) ).
+
+%  assert_compiled(+RB, +Source, +Clause): Clause, compiled from Source, added to RB. SWI-Prolog compiles
+%  arithmetic in line (no call, no inference) only under the optimise flag (local to this thread), which
+%  would also compile the rulebase's own arithmetic so, and its errors would then name another context than
+%  the interpreter's: a clause is compiled under it only when Source holds no term so named (read
+%  conservatively, goal or not).
+assert_compiled(RB, Source, Clause) :-
+    (   optimisable(Source)
+    ->  current_prolog_flag(optimise, O),
+        setup_call_cleanup(set_prolog_flag(optimise, true), assertz(RB:Clause), set_prolog_flag(optimise, O))
+    ;   assertz(RB:Clause)
+    ).
+
+optimisable(Source) :-
+    \+ ( sub_term(S, Source), compound(S), compound_name_arity(S, N, A), inline_arithmetic(N, A) ).
+
+inline_arithmetic(is, 2).
+inline_arithmetic(<, 2).
+inline_arithmetic(>, 2).
+inline_arithmetic(=<, 2).
+inline_arithmetic(>=, 2).
+inline_arithmetic(=:=, 2).
+inline_arithmetic(=\=, 2).
+inline_arithmetic(succ, 2).
+inline_arithmetic(plus, 3).
+inline_arithmetic(assertion, 1).  % (library(debug) drops these under optimise, at load time only)
+inline_arithmetic(debug, 3).
 
 %  The twin of a rule being compiled now or already (all rules of the rulebase are compiled together).
 compiled_twin(RB, G, T, Call) :-
@@ -223,8 +303,9 @@ index_bindings(RB) :-
 %  goal's bindings and askables are (a base goal called natively, inside findall/forall/aggregate_all: 45 of
 %  the 683 inferences of an allowed airline cancel).
 settle_base_wrappers(RB) :-
-    forall(( catch(RB:'$wrapped'(N/A), _, fail), functor(H, N, A), base_code(RB, H, _, Code) ),
-           ( retract(RB:(H :- sentinel_core:base_native(N, A, H))) -> assertz(RB:(H :- Code)) ; true )).
+    forall(( catch(RB:'$wrapped'(N/A), _, fail), functor(H, N, A), inline_lookups_for(H),
+             hoisted_lookups(base_code(RB, H, _, Code0), Code0, Code) ),
+           ( retract(RB:(H :- sentinel_core:base_native(N, A, H))) -> assert_compiled(RB, H, (H :- Code)) ; true )).
 
 %  askables_of(+RB, +G, -H, -Q, -Ty, -O): the askables whose head has G's name and arity.
 askables_of(RB, G, H, Q, Ty, O) :-
