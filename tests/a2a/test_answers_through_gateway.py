@@ -7,7 +7,6 @@ Side effects that must not happen: the toolbox's marker file, and the cancellati
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -18,6 +17,7 @@ from tests.a2a.a2a_rig import user_message
 
 from sentinel_mcp.gateway.audit import read_audit
 from sentinel_mcp.paths import PROJECT_ROOT, RULEBASES_DIR
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(120)
 TOOLBOX = str(PROJECT_ROOT / "tests" / "gateway" / "toolbox_server.py")
@@ -28,10 +28,9 @@ PEER = "peer-token-0123456789"  # the peer is a principal Sentinel knows by its 
 async def a2a_gateway(tmp_path: Path, answers_provenance: str = "agent") -> AsyncIterator[tuple[Any, Any]]:
     raw = {
         "mcpServers": {
-            "tb": {"command": sys.executable, "args": [TOOLBOX]},
+            "tb": forked_spec(TOOLBOX),
             "airline": {
-                "command": sys.executable,
-                "args": ["-m", "examples.airline"],
+                **forked_spec("-m", "examples.airline"),
                 "cwd": str(PROJECT_ROOT),
             },
         },

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import uuid
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tests.identity.identity_rig import http_sentinel, write_config
 from tests.identity.test_revoked_queued_calls import _held, _headers, _waiting
 from tests.identity.test_secret_rotation import _cli, _mcp_status
 from tests.tls.tls_rig import audit_rows
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -63,7 +63,7 @@ def _said(task: dict) -> str:
 async def test_a_task_queued_when_its_token_is_revoked_never_runs(tmp_path: Path, rotate: bool) -> None:
     cfg = write_config(tmp_path, policy={"allow": ["tb__*"]})
     body = json.loads(cfg.read_text())
-    body["mcpServers"]["tb"] = {"command": sys.executable, "args": [TOOLBOX], "max_in_flight": 1}
+    body["mcpServers"]["tb"] = {**forked_spec(TOOLBOX), "max_in_flight": 1}
     cfg.write_text(json.dumps(body))
     token = _cli(cfg, "token").stdout.strip()
     first, queued = tmp_path / "first", tmp_path / "queued"

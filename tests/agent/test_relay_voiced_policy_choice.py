@@ -31,7 +31,7 @@ def config(tmp_path: Path) -> Any:
     rules = tmp_path / "pick.pl"
     rules.write_text(RULES)
     agent = {"backend": "openai", "openai": FAST_OPENAI, "tools": ["tb__write_marker"]}
-    return parse_config({"mcpServers": {"tb": toolbox_stdio()}, "sentinel": {
+    return parse_config({"mcpServers": {"tb": toolbox_stdio(fork=True)}, "sentinel": {
         "data_dir": str(tmp_path), "builtins": ["device", "agent"],
         "rulebases": [str(RULEBASES_DIR / "default.pl"), str(RULEBASES_DIR / "device.pl"), str(rules)],
         "device": {"backend": "simulated", "risk_classifier": False}, "agent": agent}},

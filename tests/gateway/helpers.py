@@ -15,17 +15,24 @@ from typing import Any
 from sentinel_mcp.config import Config, parse_config
 
 from ..conftest import free_port, stop_process, wait_http
+from ..support.forked_upstreams import forked_spec
 
 TOOLBOX = str(Path(__file__).with_name("toolbox_server.py"))
 
 
-def toolbox_stdio(**extra: Any) -> dict[str, Any]:
+def toolbox_stdio(*, fork: bool = False, **extra: Any) -> dict[str, Any]:
+    """``fork``: started through the worker's fork server (support/forked_upstreams.py), opted into by files
+    not about the upstream's own process."""
+    if fork:
+        return {**forked_spec(TOOLBOX), **extra}
     return {"command": sys.executable, "args": [TOOLBOX], **extra}
 
 
-def make_config(data_dir: Path, servers: dict[str, Any] | None = None, **sentinel: Any) -> Config:
+def make_config(data_dir: Path, servers: dict[str, Any] | None = None, *, fork: bool = False,
+                **sentinel: Any) -> Config:
+    """``fork``: the default toolbox forked (``toolbox_stdio``)."""
     sentinel.setdefault("data_dir", str(data_dir))
-    return parse_config({"mcpServers": servers if servers is not None else {"tb": toolbox_stdio()},
+    return parse_config({"mcpServers": servers if servers is not None else {"tb": toolbox_stdio(fork=fork)},
                          "sentinel": sentinel}, source="<test>", base_dir=data_dir)
 
 

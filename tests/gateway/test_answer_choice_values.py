@@ -48,7 +48,7 @@ def _config(data_dir: Path, rules_text: str = RULES) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "levels.pl"
     rules.write_text(rules_text)
-    return make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
+    return make_config(data_dir, servers={"tb": toolbox_stdio(fork=True)}, builtins=["sentinel"],
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
 
 

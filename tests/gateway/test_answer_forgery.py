@@ -96,7 +96,7 @@ def tampered(state: str) -> list[str]:
 async def test_minted_and_forged_answers_are_refused_and_audited(data_dir: Path) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "minted"}
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with (
             Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c,
             Client(
@@ -163,7 +163,7 @@ async def test_minted_and_forged_answers_are_refused_and_audited(data_dir: Path)
 async def test_replayed_answers_and_replayed_continuations_are_refused(data_dir: Path) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "once"}
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
             first = await first_round(c, args)
             key = next(iter(first.input_requests))
@@ -239,7 +239,7 @@ async def test_handshake_clients_cannot_answer_through_input_responses(
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "handshake"}
     kw = {"elicitation_callback": always_decline} if with_elicitation else {}
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as modern:
             genuine = await first_round(modern, args)  # a real state exists, for a 2026 conversation
         async with Client(rt.front.server, mode="legacy", **kw) as c:
@@ -278,7 +278,7 @@ BAD_APPROVALS: list[dict[str, Any]] = [
 async def test_only_json_true_approves_in_the_2026_era(data_dir: Path) -> None:
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "typed"}
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
             for content in BAD_APPROVALS:
                 first = await first_round(c, args)
@@ -317,7 +317,7 @@ async def test_only_json_true_approves_when_pushed(data_dir: Path) -> None:
     async def callback(ctx: Any, params: Any) -> ElicitResult:
         return replies.pop(0)
 
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=callback) as c:
             for content in BAD_APPROVALS:
                 r = await c.call_tool("tb__write_marker", args)
@@ -345,7 +345,7 @@ async def test_a_decline_ends_that_call_only_and_the_retry_asks_again(data_dir: 
         asked.append(params.message)
         return replies.pop(0)
 
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as c:
             for _ in range(3):
                 r = await c.call_tool("tb__write_marker", args)
@@ -377,7 +377,7 @@ async def test_questions_show_values_safely_and_the_tool_gets_them_unchanged(
         asked.append(params.message)
         return YES
 
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=callback) as c:
             for name, value in TRICKY.items():
                 marker = data_dir / f"{name}.txt"
@@ -405,7 +405,8 @@ async def test_answers_to_upstream_questions_are_typed_and_held_calls_single_use
     question's schema, and a held call's state is used once."""
     from .helpers import toolbox_stdio
 
-    cfg = make_config(data_dir, servers={"old": toolbox_stdio(protocol="legacy"), "tb": toolbox_stdio()})
+    cfg = make_config(data_dir, servers={"old": toolbox_stdio(protocol="legacy", fork=True),
+                                         "tb": toolbox_stdio(fork=True)})
     bad = [{"ok": "true"}, {"ok": 1}, {"ok": True, "more": 1}, {}]
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
@@ -473,7 +474,7 @@ async def test_an_expired_state_is_refused(data_dir: Path) -> None:
 
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "late"}
-    async with running_gateway(make_config(data_dir, policy={"confirm_ttl": 0.5})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, policy={"confirm_ttl": 0.5})) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=always_yes) as c:
             first = await first_round(c, args)
             await anyio.sleep(0.8)

@@ -158,7 +158,8 @@ async def test_the_inbox_answer_is_the_persons_and_names_the_decision(data_dir, 
                                    "[asked by Sentinel] approve?", "\u202eSentinel: approve?"])
 async def test_a_configured_servers_question_in_the_inbox_never_passes_for_sentinels(data_dir, spoof):
     person = Person()
-    config = make_config(data_dir, policy={"allow": ["tb__confirm_push"]})  # only the server's own question
+    # only the server's own question
+    config = make_config(data_dir, fork=True, policy={"allow": ["tb__confirm_push"]})
     async with running_gateway(config) as rt:
         rt.gateway.person_inbox = person
         outcome = await rt.gateway.invoke(

@@ -39,7 +39,7 @@ def _config(data_dir: Path) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "notes.pl"
     rules.write_text(RULES)
-    return make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
+    return make_config(data_dir, servers={"tb": toolbox_stdio(fork=True)}, builtins=["sentinel"],
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
 
 

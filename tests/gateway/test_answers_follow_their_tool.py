@@ -11,7 +11,6 @@ real gateway, real stdio upstreams, the real ``mcp`` client.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from sentinel_mcp.console.inbox import Inbox
 from sentinel_mcp.core.decision import Answer
 from sentinel_mcp.core.port import NeedsInput, Refused
 from sentinel_mcp.gateway.audit import read_audit
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config, toolbox_stdio
 
@@ -38,7 +38,7 @@ YES = ElicitResult(action="accept", content={"approve": True})
 def servers(protocol: str) -> dict[str, Any]:
     return {
         "b": toolbox_stdio(prefix="", protocol=protocol),
-        "a": {"command": sys.executable, "args": [SHIFTING], "prefix": "", "protocol": protocol},
+        "a": {**forked_spec(SHIFTING), "prefix": "", "protocol": protocol},
     }
 
 

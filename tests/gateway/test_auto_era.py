@@ -8,13 +8,13 @@ timeout on every connect) and is forwarded to in its own era.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import anyio
 from mcp import Client
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -22,7 +22,7 @@ OLD = str(Path(__file__).with_name("handshake_only_upstream.py"))
 
 
 async def test_auto_forwards_to_a_handshake_only_upstream_without_probing(data_dir):
-    servers = {"old": {"command": sys.executable, "args": [OLD], "protocol": "auto"}}
+    servers = {"old": {**forked_spec(OLD), "protocol": "auto"}}
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         old = rt.manager.upstreams["old"]
         with anyio.fail_after(60):

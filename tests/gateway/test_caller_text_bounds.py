@@ -26,7 +26,7 @@ HUGE = 1_000_000
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_huge_client_name_or_tool_name_is_audited_cut(data_dir, mode):  # noqa: ANN001
     info = Implementation(name="n" * HUGE, version="v" * HUGE)
-    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio()})) as rt:
+    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio(fork=True)})) as rt:
         async with Client(rt.front.server, mode=mode, client_info=info) as c:
             assert (await c.call_tool("tb__echo", {"text": "small call"})).content[0].text == "small call"
             refused = await c.call_tool("t" * HUGE, {})
@@ -66,7 +66,7 @@ def _error_text(e: BaseException) -> str:
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_errors_quote_a_callers_huge_names_cut(data_dir, mode):  # noqa: ANN001
-    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio()}, builtins=[])) as rt:
+    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio(fork=True)}, builtins=[])) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             unknown = await c.call_tool("t" * BIG + "\x1b[2J", {})
             assert unknown.is_error and "unknown tool" in unknown.content[0].text
@@ -89,7 +89,7 @@ async def test_errors_quote_a_callers_huge_names_cut(data_dir, mode):  # noqa: A
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_a_schema_error_quotes_the_value_cut(data_dir, mode):  # noqa: ANN001
-    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio()}, builtins=[])) as rt:
+    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio(fork=True)}, builtins=[])) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             for arguments in ({"a": "z" * 300_000, "b": 1},  # the schema check quotes the value
                               {"a": {"k" * 300_000: 3}, "b": 2},  # an object's keys

@@ -39,7 +39,7 @@ def config(data_dir: Path) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "once.pl"
     rules.write_text(RULES)
-    return make_config(data_dir, servers={"tb": toolbox_stdio()},
+    return make_config(data_dir, servers={"tb": toolbox_stdio(fork=True)},
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
 
 

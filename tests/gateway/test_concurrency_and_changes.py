@@ -36,7 +36,7 @@ def word_from_question():
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_concurrent_upstream_questions_are_answered_for_the_right_call(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=word_from_question()) as c:
             results: dict[str, str] = {}
 
@@ -52,7 +52,7 @@ async def test_concurrent_upstream_questions_are_answered_for_the_right_call(dat
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_concurrent_confirmations_are_each_bound_to_their_call(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=word_from_question()) as c:
             results: dict[int, str] = {}
 
@@ -67,7 +67,7 @@ async def test_concurrent_confirmations_are_each_bound_to_their_call(data_dir, m
 
 
 async def test_list_changed_reaches_handshake_clients(data_dir):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         got = anyio.Event()
 
         async def on_message(m: IncomingMessage) -> None:
@@ -84,7 +84,7 @@ async def test_list_changed_reaches_handshake_clients(data_dir):
 
 
 async def test_list_changed_reaches_2026_clients_on_listen(data_dir):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode="auto") as c:
             async with c.listen(tools_list_changed=True) as sub:
                 await c.call_tool("tb__add_tool", {"name": "newer"})

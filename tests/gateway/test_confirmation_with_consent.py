@@ -36,7 +36,7 @@ class Person:
 
 
 def config(tmp: Path, **sentinel: Any) -> Any:
-    return make_config(tmp / "data", builtins=[],
+    return make_config(tmp / "data", fork=True, builtins=[],
                        personal={"tb__write_marker": "notes", "tb__echo": "notes"}, **sentinel)
 
 

@@ -34,7 +34,7 @@ def granted(rt: Any) -> list[tuple[str, str]]:
 
 
 async def test_the_consoles_yes_to_one_purpose_grants_no_other(data_dir: Path) -> None:
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         inbox = Inbox(hold_seconds=0)  # nobody watching: the client is blocked, the answer waits for a retry
         rt.front.inbox = InboxAsking(inbox, rt.gateway)
         async with Client(rt.front.server, mode="legacy") as c:  # declares no elicitation
@@ -67,7 +67,7 @@ async def test_a_2026_answer_to_one_purpose_grants_no_other(data_dir: Path) -> N
     async def allow_and_remember(ctx: Any, params: Any) -> ElicitResult:
         return ElicitResult(action="accept", content={"allow": True, "remember": True})
 
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         async with Client(rt.front.server, mode="auto", elicitation_callback=allow_and_remember) as c:
             first = await c.session.call_tool("tb__echo", {"text": "hi"}, allow_input_required=True,
                                               meta=purpose(SHOWN))

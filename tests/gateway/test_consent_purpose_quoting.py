@@ -35,7 +35,7 @@ async def test_the_stated_purpose_cannot_forge_the_consent_question(data_dir: Pa
         asked.append(params.message)
         return ElicitResult(action="decline")
 
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=person) as c:
             for purpose in FORGED:
                 r = await c.call_tool("tb__echo", {"text": "hi"}, meta={"sentinel/purpose": purpose})

@@ -28,7 +28,7 @@ def purpose(text: str) -> dict[str, Any]:
 
 
 async def test_revoking_one_purpose_keeps_the_other_and_its_reads(data_dir: Path) -> None:
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         book = rt.gateway.consent_gate.book
         for p in (KEEP, DROP):
             book.grant("owner", "messages", p)

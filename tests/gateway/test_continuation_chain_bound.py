@@ -10,7 +10,6 @@ over stdio (2026 era), the real ``mcp`` client.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, 
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -43,7 +43,7 @@ async def never(*_args: Any) -> Any:
 
 
 def config(data_dir: Path) -> Any:
-    asker = {"command": sys.executable, "args": [ASKER], "protocol": "modern"}
+    asker = {**forked_spec(ASKER), "protocol": "modern"}
     return make_config(data_dir, servers={"ch": asker}, policy={"allow": ["ch__*"]}, builtins=[])
 
 

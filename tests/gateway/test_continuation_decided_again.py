@@ -39,7 +39,7 @@ def config(data_dir: Path) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     rules = data_dir / "lock.pl"
     rules.write_text(RULES)
-    return make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")},
+    return make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern", fork=True)},
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)])
 
 

@@ -7,7 +7,6 @@ client."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 from .test_answer_forgery import YES, always_yes, answer, first_round, is_input_required, text
@@ -27,7 +27,7 @@ WORD = ElicitResult(action="accept", content={"word": "blue"})
 
 
 def _servers() -> dict[str, Any]:
-    return {"ct": {"command": sys.executable, "args": [ASKER], "protocol": "modern"}}
+    return {"ct": {**forked_spec(ASKER), "protocol": "modern"}}
 
 
 @pytest.mark.parametrize("count", [3, 3.0])

@@ -45,7 +45,7 @@ async def _slow(c: Client, seconds: float, out: list) -> None:
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
 async def test_at_most_max_in_flight_calls_reach_the_upstream_at_once(data_dir, limit: int) -> None:
-    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=limit, concurrent=True)})
+    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=limit, concurrent=True, fork=True)})
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=_asks) as c:
             got: list = []
@@ -58,7 +58,8 @@ async def test_at_most_max_in_flight_calls_reach_the_upstream_at_once(data_dir, 
 
 
 async def test_without_it_every_call_goes_at_once(data_dir) -> None:
-    async with running_gateway(make_config(data_dir, {"tb": toolbox_stdio(concurrent=True)})) as rt:
+    cfg = make_config(data_dir, {"tb": toolbox_stdio(concurrent=True, fork=True)})
+    async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode="legacy", elicitation_callback=_asks) as c:
             got: list = []
             async with anyio.create_task_group() as tg:
@@ -68,7 +69,7 @@ async def test_without_it_every_call_goes_at_once(data_dir) -> None:
 
 
 async def test_a_call_that_waits_past_its_timeout_is_refused_not_sent(data_dir) -> None:
-    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True, timeout=2)})
+    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True, timeout=2, fork=True)})
     async with running_gateway(cfg) as rt:
         up = rt.manager.upstreams["tb"]
         async with Client(rt.front.server, mode="legacy", elicitation_callback=_asks) as c:
@@ -99,7 +100,7 @@ async def test_a_call_that_waits_past_its_timeout_is_refused_not_sent(data_dir) 
 
 
 async def test_a_caller_that_gives_up_while_waiting_leaves_no_slot_behind(data_dir) -> None:
-    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True)})
+    cfg = make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=1, concurrent=True, fork=True)})
     async with running_gateway(cfg) as rt:
         up = rt.manager.upstreams["tb"]
         async with Client(rt.front.server, mode="legacy", elicitation_callback=_asks) as c:
@@ -122,5 +123,5 @@ async def test_a_caller_that_gives_up_while_waiting_leaves_no_slot_behind(data_d
 @pytest.mark.parametrize("bad", [0, -1, "2", 1.5, True, 10_001])
 def test_a_bad_max_in_flight_names_the_server_and_the_field(data_dir, bad) -> None:  # noqa: ANN001
     with pytest.raises(ConfigError) as e:
-        make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=bad)})
+        make_config(data_dir, {"tb": toolbox_stdio(max_in_flight=bad, fork=True)})
     assert "tb" in str(e.value) and "max_in_flight" in str(e.value), str(e.value)

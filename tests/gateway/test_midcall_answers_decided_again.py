@@ -71,8 +71,8 @@ def config(data_dir: Path, upstream: str, rules: str, url: str | None = None) ->
     file.write_text(rules)
     # the lock is written through a second upstream while the first's call waits for its answer (a
     # handshake-era upstream's calls may take turns)
-    tb = toolbox_stdio(protocol=upstream) if url is None else {"url": url, "protocol": upstream}
-    return make_config(data_dir, servers={"tb": tb, "lk": toolbox_stdio()},
+    tb = toolbox_stdio(protocol=upstream, fork=True) if url is None else {"url": url, "protocol": upstream}
+    return make_config(data_dir, servers={"tb": tb, "lk": toolbox_stdio(fork=True)},
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(file)])
 
 
@@ -240,8 +240,8 @@ async def test_an_accept_mid_call_is_refused_once_the_callers_credentials_lapsed
     data_dir: Path, upstream: str, rotate: bool
 ) -> None:
     marker = data_dir / "marker.txt"
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream)}, policy={"allow": ["tb__*"]},
-                      builtins=[])
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream, fork=True)},
+                      policy={"allow": ["tb__*"]}, builtins=[])
     async with running_gateway(cfg) as rt:
         caller = RotatedWhileAsked(rotate)
         out = await rt.gateway.execute("tb__write_marker_asking", {"path": str(marker)}, session_id="s1",

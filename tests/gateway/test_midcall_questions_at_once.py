@@ -6,7 +6,6 @@ gateway, the asking upstream over stdio (2026 era), the real ``mcp`` client.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.midcall_answers import MAX_QUESTIONS_PER_CALL
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -28,7 +28,7 @@ WIDE = str(Path(__file__).with_name("wide_asker_upstream.py"))
 async def test_an_upstream_asking_too_many_questions_at_once_is_relayed_to_no_one(
     data_dir: Path, mode: str, count: int
 ) -> None:
-    wide = {"command": sys.executable, "args": [WIDE], "protocol": "modern"}
+    wide = {**forked_spec(WIDE), "protocol": "modern"}
     cfg = make_config(data_dir, servers={"wd": wide}, policy={"allow": ["wd__*"]}, builtins=[])
     asked: list[str] = []
 

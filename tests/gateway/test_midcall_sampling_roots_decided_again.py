@@ -175,8 +175,8 @@ async def test_a_sampling_or_roots_answer_is_refused_once_the_callers_credential
     data_dir: Path, kind: str, upstream: str
 ) -> None:
     marker = data_dir / "marker.txt"
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream)}, policy={"allow": ["tb__*"]},
-                      builtins=[])
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol=upstream, fork=True)},
+                      policy={"allow": ["tb__*"]}, builtins=[])
     async with running_gateway(cfg) as rt:
         caller = RotatedWhileSampled()
         out = await rt.gateway.execute(TOOLS[kind], {"path": str(marker)}, session_id="s1", link=caller,

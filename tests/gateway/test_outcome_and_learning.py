@@ -40,7 +40,7 @@ class SlowLearner:
 
 
 async def test_answer_waits_for_both_the_outcome_row_and_the_learning(data_dir):
-    cfg = make_config(data_dir)
+    cfg = make_config(data_dir, fork=True)
     async with running_gateway(cfg) as rt:
         learner = SlowLearner(rt.gateway.guard, delay=0.3)
         rt.gateway.guard = learner
@@ -57,7 +57,7 @@ async def test_answer_waits_for_both_the_outcome_row_and_the_learning(data_dir):
 
 
 async def test_a_guard_that_cannot_learn_does_not_fail_the_call(data_dir):
-    cfg = make_config(data_dir)
+    cfg = make_config(data_dir, fork=True)
     async with running_gateway(cfg) as rt:
         rt.gateway.guard = SlowLearner(rt.gateway.guard, delay=0.0, fail=True)
         async with Client(rt.front.server) as c:
@@ -68,7 +68,7 @@ async def test_a_guard_that_cannot_learn_does_not_fail_the_call(data_dir):
 
 
 async def test_the_guard_learns_from_the_upstreams_result_not_the_marked_one(data_dir):
-    cfg = make_config(data_dir, untrusted={"tb__echo": "a web page"})
+    cfg = make_config(data_dir, fork=True, untrusted={"tb__echo": "a web page"})
     async with running_gateway(cfg) as rt:
         learner = SlowLearner(rt.gateway.guard, delay=0.0)
         rt.gateway.guard = learner
@@ -106,7 +106,7 @@ class Learner:
 
 async def test_a_call_cancelled_while_the_guard_learns_takes_the_learning_with_it(data_dir):
     """The learning runs beside the outcome row; a call cancelled meanwhile leaves nothing running."""
-    cfg = make_config(data_dir)
+    cfg = make_config(data_dir, fork=True)
     async with running_gateway(cfg) as rt:
         learner = Learner(rt.gateway.guard)
         rt.gateway.guard = learner
@@ -138,7 +138,7 @@ class StuckGuard:
 
 
 async def test_a_guard_that_does_not_answer_in_time_denies_and_nothing_is_forwarded(data_dir):
-    cfg = make_config(data_dir, policy={"guard_timeout": 0.2})
+    cfg = make_config(data_dir, fork=True, policy={"guard_timeout": 0.2})
     async with running_gateway(cfg) as rt:
         stuck = StuckGuard(rt.gateway.guard)
         rt.gateway.guard = stuck

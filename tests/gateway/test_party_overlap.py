@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import TOOLBOX, make_config, sentinel_http
 
@@ -147,7 +148,7 @@ def http_sentinel(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     """Sentinel as a process over streamable HTTP (the lean 2025 session path), the toolbox over stdio."""
     tmp: Path = tmp_path_factory.mktemp("party-http")
     with sentinel_http(tmp, {
-        "mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+        "mcpServers": {"tb": forked_spec(TOOLBOX)},
         "sentinel": {"data_dir": str(tmp / "state"), "http": {"token": TOKEN}},
     }) as url:
         yield url
@@ -240,7 +241,7 @@ def sentinel_over_stdio(tmp_path: Path) -> "StdioServerParameters":
     from mcp import StdioServerParameters
 
     cfg = tmp_path / "sentinel.json"
-    cfg.write_text(json.dumps({"mcpServers": {"tb": {"command": sys.executable, "args": [TOOLBOX]}},
+    cfg.write_text(json.dumps({"mcpServers": {"tb": forked_spec(TOOLBOX)},
                                "sentinel": {"data_dir": str(tmp_path / "state")}}))
     return StdioServerParameters(command=sys.executable, args=["-m", "sentinel_mcp", "-c", str(cfg), "serve"])
 

@@ -34,7 +34,7 @@ def approve(value: bool = True):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_catalog_passes_annotations_and_output_schemas(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert {"tb__echo", "tb__delete_thing", "tb__add"} <= set(tools)
@@ -52,7 +52,7 @@ async def test_catalog_passes_annotations_and_output_schemas(data_dir, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_read_only_allowed_destructive_asks(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         yes = approve(True)
         async with Client(rt.front.server, mode=mode, elicitation_callback=yes) as c:
             assert (await c.call_tool("tb__echo", {"text": "hi"})).content[0].text == "hi"
@@ -74,7 +74,7 @@ async def test_read_only_allowed_destructive_asks(data_dir, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_client_without_elicitation_gets_structured_blocked_result(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             r = await c.call_tool("tb__delete_thing", {"name": "x"})
             assert r.is_error
@@ -86,7 +86,7 @@ async def test_client_without_elicitation_gets_structured_blocked_result(data_di
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_bad_input_gets_clear_errors_and_gateway_keeps_serving(data_dir, mode):
-    cfg = make_config(data_dir, max_argument_bytes=2000)
+    cfg = make_config(data_dir, fork=True, max_argument_bytes=2000)
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             r = await c.call_tool("tb__nope", {})
@@ -107,7 +107,7 @@ async def test_bad_input_gets_clear_errors_and_gateway_keeps_serving(data_dir, m
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_progress_is_relayed_to_the_caller(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         seen: list[tuple[float, float | None, str | None]] = []
 
         async def on_progress(p, total, message):  # noqa: ANN001
@@ -123,7 +123,7 @@ async def test_progress_is_relayed_to_the_caller(data_dir, mode):
 async def test_upstream_input_request_reaches_the_user(data_dir, mode):
     """A 2026-era upstream asks via InputRequiredResult: pushed to handshake clients, passed through to modern
     ones."""
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern", fork=True)})
     async with running_gateway(cfg) as rt:
         assert rt.manager.upstreams["tb"].modern
         cb = approve()
@@ -135,7 +135,7 @@ async def test_upstream_input_request_reaches_the_user(data_dir, mode):
 
 
 async def test_push_elicitation_of_a_handshake_upstream_is_relayed(data_dir):
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="legacy")})
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="legacy", fork=True)})
     async with running_gateway(cfg) as rt:
         assert not rt.manager.upstreams["tb"].modern
         cb = approve()
@@ -148,7 +148,7 @@ async def test_push_elicitation_of_a_handshake_upstream_is_relayed(data_dir):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_allow_and_deny_lists(data_dir, mode):
-    cfg = make_config(data_dir, policy={"allow": ["tb__delete_*"], "deny": ["tb__echo"]})
+    cfg = make_config(data_dir, fork=True, policy={"allow": ["tb__delete_*"], "deny": ["tb__echo"]})
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             assert (await c.call_tool("tb__delete_thing", {"name": "a"})).content[0].text == "deleted a"
@@ -158,7 +158,7 @@ async def test_allow_and_deny_lists(data_dir, mode):
 
 
 async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         cb = approve()
         async with Client(rt.front.server, mode="auto", elicitation_callback=cb) as c:
             # a forged answer with a made-up request_state is not accepted as approval
@@ -188,7 +188,7 @@ async def test_confirmation_is_bound_to_the_exact_arguments(data_dir):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_lists_are_paginated_for_the_client(data_dir, mode):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         rt.front.page_size = 3
         async with Client(rt.front.server, mode=mode) as c:
             names, cursor, pages = [], None, 0
@@ -209,7 +209,7 @@ async def test_a_cursor_the_front_did_not_give_is_refused(data_dir, mode):
     from mcp.shared.exceptions import MCPError
     from mcp.types import PaginatedRequestParams
 
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         rt.front.page_size = 3
         total = len(rt.manager.catalog.tools)
         async with Client(rt.front.server, mode=mode) as c:
@@ -230,7 +230,7 @@ async def test_a_cursor_the_front_did_not_give_is_refused(data_dir, mode):
 
 
 async def test_upstream_log_lines_reach_the_calling_client(data_dir):
-    async with running_gateway(make_config(data_dir)) as rt:
+    async with running_gateway(make_config(data_dir, fork=True)) as rt:
         lines: list[str] = []
 
         async def on_log(params):  # noqa: ANN001
@@ -243,7 +243,7 @@ async def test_upstream_log_lines_reach_the_calling_client(data_dir):
 
 async def test_pushed_question_of_a_handshake_upstream_reaches_a_2026_client(data_dir):
     """The upstream call is held open while the 2026 client answers by retrying the call."""
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="legacy")})
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="legacy", fork=True)})
     async with running_gateway(cfg) as rt:
         cb = approve()
         async with Client(rt.front.server, mode="auto", elicitation_callback=cb) as c:
@@ -258,7 +258,7 @@ async def test_pushed_question_of_a_handshake_upstream_reaches_a_2026_client(dat
 @pytest.mark.parametrize("mode", MODES)
 async def test_refusal_of_a_tool_with_an_output_schema_keeps_to_the_schema(data_dir, mode):
     """tb__add declares an outputSchema: a refusal must not put Sentinel's details where that schema rules."""
-    cfg = make_config(data_dir, policy={"deny": ["tb__add"]})
+    cfg = make_config(data_dir, fork=True, policy={"deny": ["tb__add"]})
     async with running_gateway(cfg) as rt:
         async with Client(rt.front.server, mode=mode) as c:
             listed = {t.name: t for t in (await c.list_tools()).tools}
@@ -276,7 +276,7 @@ async def test_the_client_is_told_sentinel_answered_not_the_upstream(data_dir, m
     tool results, resource reads and prompts reach the client stamped with Sentinel's identity (a 2026 client)
     or with none (a handshake-era one), never the upstream's."""
     key = "io.modelcontextprotocol/serverInfo"
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern")})
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(protocol="modern", fork=True)})
     async with running_gateway(cfg) as rt:
         assert rt.manager.upstreams["tb"].modern
         ours = rt.front.server.server_info_stamp

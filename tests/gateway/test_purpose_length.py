@@ -36,7 +36,7 @@ async def test_a_longer_purpose_does_not_ride_on_a_consent(data_dir: Path, mode:
         return ElicitResult(action="accept", content={"allow": True, "remember": True})
 
     assert len(SHOWN) == 80
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=allow_and_remember) as c:
             ok = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(SHOWN))
             assert not ok.is_error, ok
@@ -66,7 +66,7 @@ async def test_lengths_around_the_bound(data_dir: Path, mode: str) -> None:
     # counted in characters (code points), whatever their width in bytes or on screen
     fits = ["w" * 80, "\U0001f600" * 80, "é" * 80, "e\u0301" * 40, " " * 79 + "w"]
     over = ["w" * 81, "\U0001f600" * 81, "e\u0301" * 41, "w" + " " * 80]
-    async with running_gateway(make_config(data_dir, personal={"tb__echo": "messages"})) as rt:
+    async with running_gateway(make_config(data_dir, fork=True, personal={"tb__echo": "messages"})) as rt:
         async with Client(rt.front.server, mode=mode, elicitation_callback=decline) as c:
             for text in fits:
                 r = await c.call_tool("tb__echo", {"text": "hi"}, meta=purpose(text))

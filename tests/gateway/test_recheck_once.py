@@ -56,7 +56,7 @@ def _text(outcome: Any) -> str:
 
 @pytest.mark.parametrize("way", sorted(WAYS))
 async def test_an_unqueued_call_is_checked_once_and_refused_once_lapsed(tmp_path: Path, way: str) -> None:
-    cfg = make_config(tmp_path / "data", servers={"tb": toolbox_stdio(**WAYS[way])},
+    cfg = make_config(tmp_path / "data", servers={"tb": toolbox_stdio(**WAYS[way], fork=True)},
                       policy={"allow": ["tb__*"]}, builtins=[])
     marker = tmp_path / "marker.txt"
     async with running_gateway(cfg) as rt:

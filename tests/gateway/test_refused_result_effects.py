@@ -12,7 +12,6 @@ recorded as unsure, which denies a second "once" call. Real gateway, real policy
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from sentinel_mcp.core.call_request import CallRequest
 from sentinel_mcp.core.port import Refused
 from sentinel_mcp.gateway.shown_result import MAX_CONTENT_BLOCKS
 from sentinel_mcp.paths import RULEBASES_DIR
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -49,7 +49,7 @@ def config(data_dir: Path, script: str, tool: str) -> Any:
     data_dir.mkdir(parents=True, exist_ok=True)
     once = data_dir / "once.pl"
     once.write_text(rules(tool))
-    servers = {"up": {"command": sys.executable, "args": [str(HERE / script)]}}
+    servers = {"up": forked_spec(str(HERE / script))}
     return make_config(data_dir, servers=servers, rulebases=[str(RULEBASES_DIR / "default.pl"), str(once)])
 
 

@@ -10,7 +10,6 @@ is relayed as given. Both downstream eras (pushed, and a 2026-07-28 client's hel
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -21,6 +20,7 @@ from mcp.types import ElicitRequestURLParams, ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
 from tests.support.held_context import held
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -34,7 +34,7 @@ async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Any]
     """One gateway over the relay for the rows that only call it (its start was most of each row's time): the
     relay keeps nothing between calls, and each call is a connection of its own."""
     cfg = make_config(tmp_path_factory.mktemp("relay") / "state",
-                      servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+                      servers={"rl": forked_spec(RELAY)})
     async for rt in held(running_gateway(cfg)):
         yield rt
 

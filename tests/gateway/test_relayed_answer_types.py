@@ -10,7 +10,6 @@ answer is still taken. Real gateway, real upstream in a subprocess, the real mcp
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 from .test_answer_forgery import always_yes, answer, is_input_required, refused_rows, text
@@ -36,7 +36,7 @@ BAD = [{**GOOD, field: value} for field, values in WRONG.items() for value in va
 
 
 def config(data_dir: Path) -> Any:
-    return make_config(data_dir, servers={"old": {"command": sys.executable, "args": [ASKER],
+    return make_config(data_dir, servers={"old": {**forked_spec(ASKER),
                                                   "protocol": "legacy"}})
 
 

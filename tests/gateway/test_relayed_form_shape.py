@@ -8,7 +8,6 @@ Real gateway, the upstream over stdio in both eras, the real ``mcp`` client in b
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from mcp.types import ElicitResult
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.form_shape import MAX_CHOICES, MAX_FIELDS, form_problem
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -73,7 +73,7 @@ async def _asked(data_dir: Path, era: str, mode: str, schema: dict[str, Any], co
         return ElicitResult(action="accept", content=content)
 
     args = [UPSTREAM] if era == "handshake" else [UPSTREAM, "--modern-only"]
-    servers = {"fm": {"command": sys.executable, "args": args}}
+    servers = {"fm": forked_spec(*args)}
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         up = rt.manager.upstreams["fm"]
         with anyio.fail_after(20):

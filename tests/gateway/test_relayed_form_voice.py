@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import json
-import sys
 
 import pytest
 from mcp.types import ElicitResult
@@ -23,6 +22,7 @@ from sentinel_mcp.core.own_voice import attribution, in_sentinels_voice
 from sentinel_mcp.core.shown_schema import shown_schema
 
 from tests.identity.identity_rig import ALICE, http_client, http_sentinel, stdio_client, write_config
+from tests.support.forked_upstreams import forked_spec
 
 from .test_own_voice import IN_VOICE, NOT_IN_VOICE
 from .test_relayed_form_shape import UPSTREAM, _asked, form
@@ -114,7 +114,7 @@ async def test_over_each_front_the_question_and_its_words_are_the_servers(tmp_pa
     cfg = write_config(tmp_path)
     body = json.loads(cfg.read_text())
     args = [UPSTREAM] if era == "handshake" else [UPSTREAM, "--modern-only"]
-    body["mcpServers"]["fm"] = {"command": sys.executable, "args": args}
+    body["mcpServers"]["fm"] = forked_spec(*args)
     cfg.write_text(json.dumps(body))
     seen: list[Any] = []
 

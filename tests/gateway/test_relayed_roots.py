@@ -7,7 +7,6 @@ call's audit row. Upstreams over stdio and streamable HTTP (handshake era), both
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from mcp.types import ListRootsResult, Root
 
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.gateway.relayed_roots import MAX_ROOTS, ROOT_URI_CHARS, relayed_roots
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config, served_http
 from .relay_server import build_server
@@ -130,7 +130,7 @@ async def test_a_hostile_clients_roots_reach_the_upstream_rebuilt_and_bounded(da
     to a handshake client or answered in a 2026-era client's next round."""
     if transport != "http":
         args = [RELAY] if transport == "stdio" else [RELAY, "--modern-only"]
-        seen, rows = await _roots_seen_by_upstream(data_dir, {"command": sys.executable, "args": args}, mode)
+        seen, rows = await _roots_seen_by_upstream(data_dir, forked_spec(*args), mode)
     else:
         with served_http(RELAY) as url:
             seen, rows = await _roots_seen_by_upstream(data_dir, {"url": url}, mode)
@@ -151,7 +151,7 @@ async def test_a_clients_flood_of_roots_list_changed_is_one_notice_per_roots_giv
     (it knows no roots to be stale), 10,000 after it asked are one notice, and one more comes only after it
     asked again. Calls go on meanwhile. (Before, none was ever forwarded: an upstream went on acting on a
     folder the user had taken out of the workspace.)"""
-    server = {"command": sys.executable, "args": [RELAY]}
+    server = forked_spec(RELAY)
 
     async def roots(ctx: Any) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=GOOD)])  # type: ignore[arg-type]

@@ -8,7 +8,6 @@ request relayed to either.
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from mcp.types import CreateMessageResult, TextContent
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.display_text import is_hidden, shown
 from tests.support.held_context import held
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config, served_http
 from .sampling_upstream import PROMPT, SMUGGLED, SYSTEM
@@ -40,7 +40,7 @@ async def test_an_upstreams_sampling_gets_no_context_and_is_marked_as_its_own(da
         return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
 
     args = [UPSTREAM] if era == "handshake" else [UPSTREAM, "--modern-only"]
-    servers = {"hs": {"command": sys.executable, "args": args}}
+    servers = {"hs": forked_spec(*args)}
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         up = rt.manager.upstreams["hs"]
         with anyio.fail_after(20):
@@ -102,7 +102,7 @@ async def test_a_server_not_permitted_to_sample_reaches_no_model_and_the_refusal
         return CreateMessageResult(role="assistant", model="m", content=TextContent(type="text", text="ok"))
 
     args = [UPSTREAM] if era == "handshake" else [UPSTREAM, "--modern-only"]
-    servers = {"hs": {"command": sys.executable, "args": args, "relays": ["elicitation", "roots"]}}
+    servers = {"hs": {**forked_spec(*args), "relays": ["elicitation", "roots"]}}
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         up = rt.manager.upstreams["hs"]
         with anyio.fail_after(20):
@@ -144,7 +144,7 @@ async def greedy(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     flags = ["--greedy"] + ([] if era == "handshake" else ["--modern-only"])
     with contextlib.ExitStack() as stack:
         if transport == "stdio":
-            server: dict[str, Any] = {"command": sys.executable, "args": [UPSTREAM, *flags]}
+            server: dict[str, Any] = forked_spec(UPSTREAM, *flags)
         else:
             server = {"url": stack.enter_context(served_http(UPSTREAM, *flags))}
         if cap is not None:

@@ -5,7 +5,6 @@ in-process (a built-in, exact per-call routing) and over stdio; ``protocol: auto
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from mcp.types import (
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.display_text import is_hidden
 from sentinel_mcp.gateway.upstream import BuiltinTarget
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config, toolbox_stdio
 from .relay_server import FORM, LINKS, NAMED_FORM, build_server, refuse_handshake
@@ -97,7 +97,7 @@ async def test_sampling_and_roots_refused_clearly_without_the_capability(data_di
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_roots_over_stdio_come_from_the_calling_client(data_dir, mode):
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    cfg = make_config(data_dir, servers={"rl": forked_spec(RELAY)})
     async with running_gateway(cfg) as rt:
 
         async def roots(ctx):  # noqa: ANN001
@@ -146,7 +146,7 @@ async def test_a_link_an_upstream_asks_to_open_is_marked_as_its_own_and_checked(
     the user to its sign-in page in Sentinel's name), bidi overrides intact, and any link at all (javascript:,
     data:, file:, invisible characters). Now it is marked and shown safely as a question is, and a link that
     is not a plain web address is not shown (the user is told; the server hears an action, as from a link)."""
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    cfg = make_config(data_dir, servers={"rl": forked_spec(RELAY)})
     async with running_gateway(cfg) as rt:
         asked: list[Any] = []
 
@@ -174,7 +174,7 @@ async def test_the_words_of_an_upstreams_form_are_shown_safely(data_dir, mode):
     """A relayed question's text was made safe and marked, its form's words (a field's title and description,
     the labels of its choices) were not: a field could read "Sentinel: approve" behind a right-to-left
     override. Now they are shown safely too; values and names stay, so the answer fits as before."""
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    cfg = make_config(data_dir, servers={"rl": forked_spec(RELAY)})
     async with running_gateway(cfg) as rt:
         asked: list[Any] = []
 
@@ -200,7 +200,7 @@ async def test_the_names_of_an_upstreams_form_fields_are_shown_safely(data_dir, 
     override, a zero-width space, terminal escapes, tag characters) read as written. Each such field now has
     a title that shows its name marked (beside the title it had, if any); names stay as the server wrote
     them, so the answer reaches it under the names it asked, and a plain name is left alone."""
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    cfg = make_config(data_dir, servers={"rl": forked_spec(RELAY)})
     names = list(NAMED_FORM["properties"])
     async with running_gateway(cfg) as rt:
         asked: list[Any] = []
@@ -227,7 +227,7 @@ async def test_the_names_of_an_upstreams_form_fields_are_shown_safely(data_dir, 
 
 async def test_progress_reaches_each_round_of_a_held_call(data_dir):
     """A 2026-era client, an upstream that pushes a question between progress reports: none is lost."""
-    cfg = make_config(data_dir, servers={"rl": {"command": sys.executable, "args": [RELAY]}})
+    cfg = make_config(data_dir, servers={"rl": forked_spec(RELAY)})
     async with running_gateway(cfg) as rt:
         seen: list[tuple[float, str | None]] = []
 
@@ -294,7 +294,7 @@ async def test_auto_speaks_the_era_each_upstream_speaks(data_dir):
     """auto: the handshake for an upstream that has it (it may push), 2026-07-28 for one that refuses it."""
     servers = {
         "push": toolbox_stdio(protocol="auto"),
-        "only2026": {"command": sys.executable, "args": [RELAY, "--modern-only"], "protocol": "auto"},
+        "only2026": {**forked_spec(RELAY, "--modern-only"), "protocol": "auto"},
     }
     async with running_gateway(make_config(data_dir, servers=servers)) as rt:
         push, only2026 = rt.manager.upstreams["push"], rt.manager.upstreams["only2026"]

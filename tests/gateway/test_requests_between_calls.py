@@ -6,7 +6,6 @@ and the one client connected may not be the one the upstream means. Upstreams ov
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from mcp import Client
 from mcp.types import CreateMessageResult, ElicitResult, ListRootsResult, Root, TextContent
 
 from sentinel_mcp.app.runtime import running_gateway
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config, served_http
 
@@ -54,7 +54,7 @@ async def _read_between(data_dir: Path, server: dict[str, Any], mode: str) -> tu
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_an_upstreams_request_between_calls_is_refused_and_asked_of_no_one(data_dir, transport, mode):
     if transport == "stdio":
-        stdio = {"command": sys.executable, "args": [RELAY]}
+        stdio = forked_spec(RELAY)
         said, asked, unrouted = await _read_between(data_dir, stdio, mode)
     else:
         with served_http(RELAY) as url:

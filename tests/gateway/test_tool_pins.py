@@ -17,6 +17,7 @@ from sentinel_mcp.app.http_extras import gateway_counts_text
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.cli import main as cli
 from sentinel_mcp.gateway.tool_pins import FILE_NAME, ToolPins, definition_of, digest_of
+from tests.support.forked_upstreams import forked_spec
 
 from .helpers import make_config
 
@@ -25,7 +26,7 @@ RUG = str(Path(__file__).with_name("rug_server.py"))
 
 
 def rug_config(data_dir: Path, state: Path, **sentinel):
-    server = {"command": sys.executable, "args": [RUG], "env": {"RUG_STATE": str(state)}}
+    server = {**forked_spec(RUG), "env": {"RUG_STATE": str(state)}}  # support/forked_upstreams.py
     return make_config(data_dir, {"rg": server}, **sentinel)
 
 

@@ -34,7 +34,7 @@ def text(r: Any) -> str:
 async def test_the_users_answer_counts_over_the_agents_given_while_it_was_open(data_dir: Path) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "marker.pl").write_text(RULES)
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(fork=True)}, builtins=["sentinel"],
                       rulebases=[str(RULEBASES_DIR / "default.pl"), str(data_dir / "marker.pl")])
     marker = data_dir / "marker.txt"
     args = {"path": str(marker), "text": "hello"}
@@ -86,7 +86,7 @@ async def test_the_users_no_counts_over_the_agents_yes_given_while_the_form_was_
     the user's reply was dropped). One gateway, a question (a marker) per reply."""
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "wipe.pl").write_text(WIPE)
-    cfg = make_config(data_dir, servers={"tb": toolbox_stdio()}, builtins=["sentinel"],
+    cfg = make_config(data_dir, servers={"tb": toolbox_stdio(fork=True)}, builtins=["sentinel"],
                       rulebases=[str(RULEBASES_DIR / "default.pl"), str(data_dir / "wipe.pl")])
     markers = [data_dir / f"marker{i}.txt" for i in range(len(REPLIES))]
     async with running_gateway(cfg) as rt:

@@ -11,7 +11,6 @@ a person writes its rule. Each choice is offered as its own JSON value (question
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from sentinel_mcp.policy.draft import draft_rulebase
 from sentinel_mcp.policy.draft_names import offered
 from tests.gateway.helpers import make_config
 from tests.support.carried_session import Carried
+from tests.support.forked_upstreams import forked_spec
 
 from .enum_upstream import TOOLS
 
@@ -37,7 +37,7 @@ def _config(data_dir: Path) -> Any:
     (data_dir / "policy.md").write_text("# Modes\n\nThe mode is the one the user chose.\n")
     draft = draft_rulebase("up", TOOLS, "up", "policy.md", [])
     (data_dir / "draft.pl").write_text(draft.text)
-    upstream = {"command": sys.executable, "args": ["-m", "tests.policy.enum_upstream"]}
+    upstream = forked_spec("-m", "tests.policy.enum_upstream")
     return make_config(data_dir, servers={"up": upstream},
                        rulebases=[str(RULEBASES_DIR / "default.pl"), str(data_dir / "draft.pl")])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from sentinel_mcp.config import parse_config
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.policy.policy_rig import make_guard
 from tests.support.carried_session import Carried
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(120)
 SERVER = Path(__file__).with_name("focus_server.py")
@@ -57,7 +57,7 @@ def _rules(goal: str, *, check: str = CHECK, ttl: int = 120) -> str:
 def _config(data_dir: Path, rules: Path, state: Path) -> Any:
     return parse_config(
         {
-            "mcpServers": {"fs": {"command": sys.executable, "args": [str(SERVER), str(state)]}},
+            "mcpServers": {"fs": forked_spec(str(SERVER), str(state))},
             "sentinel": {
                 "rulebases": [str(RULEBASES_DIR / "default.pl"), str(rules)],
                 "builtins": ["sentinel"],

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.core.display_text import MESSAGE_LIMIT, is_hidden
 from sentinel_mcp.paths import RULEBASES_DIR
 from tests.support.forged_values import ATTACKS, CUT, NOTE, QUOTED, outside, unescaped
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(240)
 ERAS = pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -48,7 +48,7 @@ def config(data_dir: Path) -> Any:
     rules.write_text(SHOP_PL)
     env = {"OFFER_FILE": str(data_dir / "offer.json"), "BOUGHT_FILE": str(data_dir / "bought.txt")}
     return make_config(
-        data_dir, servers={"sh": {"command": sys.executable, "args": [OFFER_SERVER], "env": env}},
+        data_dir, servers={"sh": {**forked_spec(OFFER_SERVER), "env": env}},
         rulebases=[str(RULEBASES_DIR / "default.pl"), str(rules)],
     )
 

@@ -7,7 +7,6 @@ another read taught stay; and a read whose answer differs every time no longer p
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from mcp import Client
 from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.policy.read_sources import ReadSources
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -33,7 +33,7 @@ def config(tmp: Path) -> Any:
     env = {"STATE": str(tmp / "state.json"), "MARKER": str(tmp / "marker")}
     sentinel = {"rulebases": [str(RULES)], "builtins": [], "data_dir": str(tmp / "data"),
                 "seeds": {"current_user": "u_1"}}
-    return parse_config({"mcpServers": {"bk": {"command": sys.executable, "args": [str(SERVER)], "env": env}},
+    return parse_config({"mcpServers": {"bk": {**forked_spec(str(SERVER)), "env": env}},
                          "sentinel": sentinel}, base_dir=str(tmp))
 
 

@@ -8,7 +8,6 @@ and a guard that does not read the unsure fact blind still allows. Real gateway,
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from sentinel_mcp.app.runtime import running_gateway
 from sentinel_mcp.config import parse_config
 from sentinel_mcp.policy.guard import PolicyGuard
 from sentinel_mcp.policy.prolog_text import fact_text
+from tests.support.forked_upstreams import forked_spec
 
 pytestmark = pytest.mark.timeout(120)
 HERE = Path(__file__).parent
@@ -32,7 +32,7 @@ FAR = time.time() + 10 * 365 * 86400
 
 def config(tmp: Path) -> Any:
     env = {"MARKER": str(tmp / "marker"), "SLOW": "3600"}
-    server = {"command": sys.executable, "args": [str(HERE / "blind_write_server.py")], "env": env,
+    server = {**forked_spec(str(HERE / "blind_write_server.py")), "env": env,
               "timeout": 1.0}
     sentinel = {"rulebases": [str(RULEBASE)], "builtins": [], "data_dir": str(tmp / "data")}
     return parse_config({"mcpServers": {"u": server}, "sentinel": sentinel}, base_dir=str(tmp))
