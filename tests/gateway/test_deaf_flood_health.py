@@ -10,7 +10,6 @@ stdio upstream (``notice_storm_upstream.py --deaf``) and a real HTTP one (``host
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import anyio
 import pytest
@@ -34,17 +33,7 @@ def _storm(monkeypatch: pytest.MonkeyPatch) -> None:
 
 async def _verdicts(up: Upstream) -> list[str]:
     """What the health check concluded once the storm had paused the reading, until its first verdict."""
-    verdicts: list[str] = []
-    pinged = up._pinged
-
-    async def watched(client: Any) -> None:
-        try:
-            await pinged(client)
-        except TimeoutError as e:
-            verdicts.append(str(e) or "silent for a whole window")
-            raise
-
-    up._pinged = watched  # type: ignore[method-assign]
+    verdicts = test_notices_only_health.watch_verdicts(up)
     assert not (await up.call_tool("storm", {})).is_error
     await wait_until(lambda: up.notice_budget.pauses >= 1)
     with anyio.fail_after(150):  # a bound, no timing asserted

@@ -27,9 +27,8 @@ PATHS = pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
 STDIO = [sys.executable, "-m", "tests.gateway.hostile_stdio_upstream"]
 
 
-async def _verdicts(up: Upstream) -> list[str]:
-    """What the health check concluded (``last_error`` is the call's end's, after it) while a call of
-    ``notices_forever`` was in flight, until its first verdict."""
+def watch_verdicts(up: Upstream) -> list[str]:
+    """The health check's verdicts on ``up`` from now on (each ping that timed out, in order)."""
     verdicts: list[str] = []
     pinged = up._pinged
 
@@ -41,6 +40,13 @@ async def _verdicts(up: Upstream) -> list[str]:
             raise
 
     up._pinged = watched  # type: ignore[method-assign]
+    return verdicts
+
+
+async def _verdicts(up: Upstream) -> list[str]:
+    """What the health check concluded (``last_error`` is the call's end's, after it) while a call of
+    ``notices_forever`` was in flight, until its first verdict."""
+    verdicts = watch_verdicts(up)
     async with anyio.create_task_group() as tg:
         async def call() -> None:
             try:
