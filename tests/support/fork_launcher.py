@@ -23,6 +23,24 @@ import sys
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
+def dispositions() -> dict[str, str]:
+    """How this process was started to take each signal ("ign", "dfl", or Python's "int" for SIGINT), read
+    before its relays are set: a direct start's script inherits the same (a job started in the background by
+    a shell, as CI's, has SIGINT ignored)."""
+    out = {}
+    for signum in signal.valid_signals():
+        if signum in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        handler = signal.getsignal(signum)
+        if handler in (signal.SIG_IGN, signal.SIG_DFL, signal.default_int_handler):
+            out[str(int(signum))] = ("ign" if handler == signal.SIG_IGN
+                                     else "int" if handler is signal.default_int_handler else "dfl")
+    return out
+
+
+_started_with: dict[str, str] = {}
+
+
 def request(target: list[str]) -> bytes:
     """What the child must be started with: everything a direct start would inherit from this process."""
     limits = {name: resource.getrlimit(getattr(resource, name))
@@ -30,7 +48,8 @@ def request(target: list[str]) -> bytes:
     umask = os.umask(0o22)
     os.umask(umask)
     return json.dumps({"argv": target, "env": dict(os.environ), "cwd": os.getcwd(), "limits": limits,
-                       "umask": umask, "pgid": os.getpgrp()}).encode()
+                       "umask": umask, "pgid": os.getpgrp(),
+                       "signals": _started_with}).encode()
 
 
 def _line(conn: socket.socket) -> bytes:
@@ -85,6 +104,7 @@ def _relay(signum: int, _frame: object = None) -> None:
 
 def main(argv: list[str]) -> None:
     sock_path, target = argv[1], argv[2:]
+    _started_with.update(dispositions())
     for signum in RELAYED:  # from the start: a signal sent as soon as the child speaks must reach it
         signal.signal(signum, _relay)
     asked = _asked(sock_path, target)

@@ -209,6 +209,12 @@ def run(req: dict) -> None:
                    signal.SIGUSR2):
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    for key, how in req.get("signals", {}).items():  # as the launcher was started to take them
+        try:
+            signal.signal(int(key), signal.SIG_IGN if how == "ign" else
+                          signal.default_int_handler if how == "int" else signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
     for fd in os.listdir("/proc/self/fd"):
         if int(fd) > 2:
             try:
