@@ -37,8 +37,8 @@ PAN = "4000056655665556"  # passes Luhn
 IBAN = "DE89370400440532013000"  # passes mod-97
 
 
-# what Sentinel makes (snapshot and element ids, digests, tokens, times, session ids made of the clock, its own
-# pid): random digits a short secret's may be among by chance (a session id made at 20:07:37 held "737")
+# what Sentinel makes (snapshot and element ids, digests, tokens, times, session ids made of the clock, its
+# own pid): random digits a short secret's may be among by chance (a session id made at 20:07:37 held "737")
 _MADE = re.compile(r"\b[es]-[0-9a-f]{8,}|[A-Za-z0-9_.+/=-]{30,}|\d+\.\d{3,}|\b\d{8}T\d{6}-\d+-[0-9a-f]+\b"
                    r"|Sentinel pid \d+")
 
